@@ -1,0 +1,226 @@
+/*
+ * QEMU model of the Xilinx/AMD ERNIC RoCEv2 RDMA NIC (PG332 v3.1) as a PCIe
+ * endpoint: QOM type, properties, BARs, MSI-X/MSI, the NIC backend and
+ * reset. The device itself lives in ernic_core.c and its companions.
+ *
+ * Usage: -device ernic,netdev=<id>[,mac=<addr>][,num-qp=<8..256>]
+ *
+ * BAR0  256 KiB ERNIC register window (PG332 Table 2-7)
+ * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt
+ *
+ * Documentation: docs/user-guide.md, docs/registers.md.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/module.h"
+#include "qapi/error.h"
+#include "hw/pci/pci_device.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "net/net.h"
+#include "qom/object.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+#define TYPE_ERNIC "ernic"
+OBJECT_DECLARE_SIMPLE_TYPE(ErnicState, ERNIC)
+
+struct ErnicState {
+    PCIDevice parent_obj;
+
+    NICState *nic;
+    NICConf conf;
+    uint32_t num_qp;
+
+    MemoryRegion regs;
+    MemoryRegion msix;
+
+    ErnicCore core;
+};
+
+static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    ErnicState *s = opaque;
+
+    return ernic_core_read(&s->core, addr, size);
+}
+
+static void ernic_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                             unsigned size)
+{
+    ErnicState *s = opaque;
+
+    ernic_core_write(&s->core, addr, val, size);
+}
+
+/*
+ * Every access size reaches the core, which defines what odd sizes and
+ * misaligned accesses do (read 0, write ignored).
+ */
+static const MemoryRegionOps ernic_mmio_ops = {
+    .read = ernic_mmio_read,
+    .write = ernic_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
+static bool ernic_nc_can_receive(NetClientState *nc)
+{
+    return true;
+}
+
+static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
+                                size_t size)
+{
+    /* The receive path belongs to the packet engine; frames are dropped. */
+    trace_ernic_rx_drop(size);
+    return size;
+}
+
+static NetClientInfo ernic_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = ernic_nc_can_receive,
+    .receive = ernic_nc_receive,
+};
+
+static void ernic_realize(PCIDevice *pci_dev, Error **errp)
+{
+    ErnicState *s = ERNIC(pci_dev);
+    DeviceState *dev = DEVICE(pci_dev);
+    int ret;
+
+    if (s->num_qp < 8 || s->num_qp > ERNIC_NUM_QP_MAX) {
+        error_setg(errp, "ernic: num-qp must be between 8 and %d "
+                   "(PG332 C_NUM_QP), not %" PRIu32,
+                   ERNIC_NUM_QP_MAX, s->num_qp);
+        return;
+    }
+
+    pci_dev->config[PCI_INTERRUPT_PIN] = 1;
+
+    memory_region_init_io(&s->regs, OBJECT(s), &ernic_mmio_ops, s,
+                          "ernic-regs", ERNIC_REG_WINDOW_SIZE);
+    pci_register_bar(pci_dev, ERNIC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->regs);
+
+    memory_region_init(&s->msix, OBJECT(s), "ernic-msix", 0x1000);
+    pci_register_bar(pci_dev, ERNIC_BAR_MSIX, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->msix);
+
+    /* Capabilities, in reverse order of the list they form. */
+    ret = pcie_endpoint_cap_init(pci_dev, 0xa0);
+    if (ret < 0) {
+        error_setg(errp, "ernic: cannot add the PCIe capability");
+        return;
+    }
+    ret = msix_init(pci_dev, ERNIC_MSIX_VECTORS, &s->msix, ERNIC_BAR_MSIX, 0,
+                    &s->msix, ERNIC_BAR_MSIX, 0x800, 0x70, errp);
+    if (ret < 0) {
+        return;
+    }
+    for (int i = 0; i < ERNIC_MSIX_VECTORS; i++) {
+        msix_vector_use(pci_dev, i);
+    }
+    /* MSI is the fallback when the guest does not enable MSI-X. */
+    ret = msi_init(pci_dev, 0x50, 1, true, false, errp);
+    if (ret < 0) {
+        msix_uninit(pci_dev, &s->msix, &s->msix);
+        return;
+    }
+
+    qemu_macaddr_default_if_unset(&s->conf.macaddr);
+    s->nic = qemu_new_nic(&ernic_net_info, &s->conf,
+                          object_get_typename(OBJECT(s)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
+
+    ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a);
+}
+
+static void ernic_exit(PCIDevice *pci_dev)
+{
+    ErnicState *s = ERNIC(pci_dev);
+
+    ernic_core_unrealize(&s->core);
+    qemu_del_nic(s->nic);
+    msi_uninit(pci_dev);
+    msix_unuse_all_vectors(pci_dev);
+    msix_uninit(pci_dev, &s->msix, &s->msix);
+}
+
+static void ernic_reset_hold(Object *obj, ResetType type)
+{
+    ErnicState *s = ERNIC(obj);
+
+    ernic_core_reset(&s->core);
+}
+
+/*
+ * Not migratable: the transport engine keeps in-flight RC state (timers,
+ * outstanding requests) that is not serialised; docs/user-guide.md.
+ */
+static const VMStateDescription ernic_vmstate = {
+    .name = "ernic",
+    .unmigratable = 1,
+};
+
+static const Property ernic_properties[] = {
+    DEFINE_NIC_PROPERTIES(ErnicState, conf),
+    DEFINE_PROP_UINT32("num-qp", ErnicState, num_qp, ERNIC_NUM_QP_DEFAULT),
+};
+
+static void ernic_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+
+    k->realize = ernic_realize;
+    k->exit = ernic_exit;
+    k->vendor_id = ERNIC_PCI_VENDOR_ID;
+    k->device_id = ERNIC_PCI_DEVICE_ID;
+    k->revision = ERNIC_PCI_REVISION;
+    k->class_id = PCI_CLASS_NETWORK_ETHERNET;
+    k->subsystem_vendor_id = ERNIC_PCI_VENDOR_ID;
+    k->subsystem_id = ERNIC_PCI_DEVICE_ID;
+
+    rc->phases.hold = ernic_reset_hold;
+
+    dc->desc = "Xilinx ERNIC RoCEv2 RDMA NIC (PG332 v3.1)";
+    dc->vmsd = &ernic_vmstate;
+    device_class_set_props(dc, ernic_properties);
+    set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
+}
+
+static const TypeInfo ernic_info = {
+    .name = TYPE_ERNIC,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(ErnicState),
+    .class_init = ernic_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void ernic_register_types(void)
+{
+    type_register_static(&ernic_info);
+}
+
+type_init(ernic_register_types)

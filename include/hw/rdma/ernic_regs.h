@@ -1,0 +1,392 @@
+/*
+ * Xilinx/AMD ERNIC (PG332 v3.1) register interface.
+ *
+ * This header is the single definition of the ERNIC register file. It is
+ * shared by the QEMU device model (hw/rdma/), the qtests (qtest/), the
+ * register documentation generator (scripts/gen-regdoc.py) and the Linux
+ * guest driver (guest-driver/). It therefore depends on nothing but the C
+ * preprocessor: no QEMU or kernel types.
+ *
+ * Section and page references are to PG332 v3.1 (30 June 2021):
+ *   Table 2-7 "ERNIC Registers Details" (pp. 31-46), Table 2-1 (WQE),
+ *   Table 2-2 (CQE), Table 2-3 (validation syndromes), Table 2-4 (fatal
+ *   codes), Chapter 6 (software flow).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_ERNIC_REGS_H
+#define HW_RDMA_ERNIC_REGS_H
+
+/* ------------------------------------------------------------------------
+ * PCI identity of the emulated device (docs/user-guide.md "PCI identity").
+ * Xilinx vendor ID, as an ERNIC behind a Xilinx PCIe bridge enumerates;
+ * device ID 0xe332 is bound by no in-tree Linux driver.
+ */
+#define ERNIC_PCI_VENDOR_ID             0x10ee
+#define ERNIC_PCI_DEVICE_ID             0xe332
+#define ERNIC_PCI_REVISION              0x31    /* ERNIC v3.1 */
+
+#define ERNIC_BAR_REGS                  0       /* PG332 register window */
+#define ERNIC_BAR_MSIX                  2       /* MSI-X table and PBA */
+#define ERNIC_MSIX_VECTORS              1
+#define ERNIC_MSIX_VEC_ERNIC            0       /* the one ERNIC interrupt */
+
+/* ------------------------------------------------------------------------
+ * Address map (PG332 "Register Space", Table 2-7; 256 KiB window).
+ */
+#define ERNIC_REG_WINDOW_SIZE           0x40000
+
+#define ERNIC_PDT_BASE                  0x00000
+#define ERNIC_PDT_STRIDE                0x100
+#define ERNIC_PDT_ENTRIES               256
+#define ERNIC_PDT_OFFSET(i)             (ERNIC_PDT_BASE + (i) * ERNIC_PDT_STRIDE)
+
+#define ERNIC_GCSR_BASE                 0x20000
+#define ERNIC_GCSR_SIZE                 0x200   /* 0x20000..0x201FF */
+
+/* Per-QP blocks: QP1 at 0x20200, stride 0x100. There is no QP0. */
+#define ERNIC_QP_BASE                   0x20200
+#define ERNIC_QP_STRIDE                 0x100
+#define ERNIC_QP_OFFSET(qpn)            (ERNIC_QP_BASE + ((qpn) - 1) * ERNIC_QP_STRIDE)
+#define ERNIC_QP_GSI                    1       /* QP1: MAD/CM QP */
+
+/* C_NUM_QP (PG332 Table 2-6): 8..256 in hardware. */
+#define ERNIC_NUM_QP_DEFAULT            32
+#define ERNIC_NUM_QP_MAX                256
+#define ERNIC_NUM_QP_MIN                2       /* QP1 plus one RC QP */
+
+/* Interrupt status banks: bit j of bank n (1-based) is QP 32*(n-1)+j. */
+#define ERNIC_INTSTS_BANKS              8
+#define ERNIC_QP_BANK(qpn)              ((qpn) / 32)            /* 0-based */
+#define ERNIC_QP_BANK_BIT(qpn)          (1u << ((qpn) % 32))
+
+/* ------------------------------------------------------------------------
+ * Register description lists.
+ *
+ * X(name, offset, access, reset, mask, wmask, flags, page)
+ *   offset  byte offset: within a PD table entry, absolute for global
+ *           registers, within a QP block for per-QP registers
+ *   access  ERNIC_ACC_RW, ERNIC_ACC_RO or ERNIC_ACC_W1C
+ *   reset   value after reset (PG332: 0 unless stated); for status
+ *           registers, the value an idle device reports
+ *   mask    bits that exist; all others are reserved and read 0
+ *   wmask   bits a normal write changes (for W1C: bits a 1 clears)
+ *   flags   ERNIC_F_SWO: RO bits become writable under XRNICADCONF[0];
+ *           ERNIC_F_NOQP1: the register does not exist in QP1's block
+ *   page    PG332 v3.1 page of its Table 2-7 row
+ */
+#define ERNIC_ACC_RW                    0
+#define ERNIC_ACC_RO                    1
+#define ERNIC_ACC_W1C                   2
+
+#define ERNIC_F_SWO                     0x1
+#define ERNIC_F_NOQP1                   0x2
+
+/* Protection domain / memory region table entry (PG332 p.31, Fig. 2-9) */
+#define ERNIC_PDT_REGS(X) \
+    X(PDPDNUM,          0x00, ERNIC_ACC_RW, 0, 0x00ffffff, 0x00ffffff, 0, 31) \
+    X(VIRTADDRLSB,      0x04, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
+    X(VIRTADDRMSB,      0x08, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
+    X(BUFBASEADDRLSB,   0x0c, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
+    X(BUFBASEADDRMSB,   0x10, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
+    X(BUFRKEY,          0x14, ERNIC_ACC_RW, 0, 0x000000ff, 0x000000ff, 0, 31) \
+    X(WRRDBUFLEN,       0x18, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
+    X(ACCESSDESC,       0x1c, ERNIC_ACC_RW, 0, 0xffff000f, 0xffff000f, 0, 31)
+
+/* Global configuration and status registers (PG332 pp.32-40) */
+#define ERNIC_GCSR_REGS(X) \
+    X(XRNICCONF,        0x20000, ERNIC_ACC_RW,  0,      0xffffff39, 0xffffff39, 0, 32) \
+    X(XRNICADCONF,      0x20004, ERNIC_ACC_RW,  0,      0xff0f0005, 0xff0f0005, 0, 32) \
+    X(XRNIC_BUF_THRESHOLD_ROCE, \
+                        0x20008, ERNIC_ACC_RW,  0x965a, 0xffffffff, 0xffffffff, 0, 32) \
+    X(XRNIC_PAUSE_CONF, 0x2000c, ERNIC_ACC_RW,  0x800,  0x00001ff3, 0x00001ff3, 0, 32) \
+    X(MACXADDLSB,       0x20010, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(MACXADDMSB,       0x20014, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 33) \
+    X(XRNIC_BUF_THRESHOLD_NON_ROCE, \
+                        0x20018, ERNIC_ACC_RW,  0x965a, 0xffffffff, 0xffffffff, 0, 33) \
+    X(IPv6XADD1,        0x20020, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(IPv6XADD2,        0x20024, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(IPv6XADD3,        0x20028, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(IPv6XADD4,        0x2002c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(ERRBUFBA,         0x20060, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(ERRBUFBAMSB,      0x20064, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(ERRBUFSZ,         0x20068, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(ERRBUFWPTR,       0x2006c, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 33) \
+    X(IPv4XADD,         0x20070, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
+    X(OPKTERRQBA,       0x20078, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(OPKTERRQBAMSB,    0x2007c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(OUTERRSTSQSZ,     0x20080, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
+    X(OPTERRSTSQQPTRDB, 0x20084, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
+    X(IPKTERRQBA,       0x20088, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(IPKTERRQBAMSB,    0x2008c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(IPKTERRQSZ,       0x20090, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
+    X(IPKTERRQWPTR,     0x20094, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 34) \
+    X(DATBUFBA,         0x200a0, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(DATBUFBAMSB,      0x200a4, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(DATBUFSZ,         0x200a8, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
+    X(CON_IO_CONF,      0x200ac, ERNIC_ACC_RW,  0x80000000, 0x80ff0000, 0x00ff0000, 0, 35) \
+    X(RESPERRPKTBA,     0x200b0, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
+    X(RESPERRPKTBAMSB,  0x200b4, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
+    X(RESPERRSZ,        0x200b8, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
+    X(RESPERRSZMSB,     0x200bc, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
+    X(INSRRPKTCNT,      0x20100, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
+    X(INAMPKTCNT,       0x20104, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
+    X(OUTIOPKTCNT,      0x20108, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
+    X(OUTAMPKTCNT,      0x2010c, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
+    X(LSTINPKT,         0x20110, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
+    X(LSTOUTPKT,        0x20114, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
+    X(ININVDUPCNT,      0x20118, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
+    X(INNCKPKTSTS,      0x2011c, ERNIC_ACC_RO,  0,      0xffff00ff, 0,          0, 36) \
+    X(OUTRNRPKTSTS,     0x20120, ERNIC_ACC_RO,  0,      0xffff00ff, 0,          0, 36) \
+    X(WQEPROCSTS,       0x20124, ERNIC_ACC_RO,  0x20,   0xfffff077, 0,          0, 36) \
+    X(QPMSTS,           0x2012c, ERNIC_ACC_RO,  0x2,    0xffff0003, 0,          0, 36) \
+    X(INALLDRPPKTCNT,   0x20130, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
+    X(INNAKPKTCNT,      0x20134, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 37) \
+    X(OUTNAKPKTCNT,     0x20138, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 37) \
+    X(RESPHNDSTS,       0x2013c, ERNIC_ACC_RO,  0x10000, 0x00033fff, 0,         0, 37) \
+    X(RETRYCNTSTS,      0x20140, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
+    X(INCNPPKTCNT,      0x20174, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
+    X(OUTCNPPKTCNT,     0x20178, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
+    X(OUTRDRSPPKTCNT,   0x2017c, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
+    X(INTEN,            0x20180, ERNIC_ACC_RW,  0,      0x000001fb, 0x000001fb, 0, 37) \
+    X(INTSTS,           0x20184, ERNIC_ACC_W1C, 0,      0x000001fb, 0x000001fb, 0, 38) \
+    X(RQINTSTS1,        0x20190, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS2,        0x20194, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS3,        0x20198, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS4,        0x2019c, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS5,        0x201a0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS6,        0x201a4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS7,        0x201a8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(RQINTSTS8,        0x201ac, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(CQINTSTS1,        0x201b0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(CQINTSTS2,        0x201b4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
+    X(CQINTSTS3,        0x201b8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CQINTSTS4,        0x201bc, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CQINTSTS5,        0x201c0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CQINTSTS6,        0x201c4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CQINTSTS7,        0x201c8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CQINTSTS8,        0x201cc, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
+    X(CNPSCHDSTS1REG,   0x201d0, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
+    X(CNPSCHDSTS2REG,   0x201d4, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
+    X(CNPSCHDSTS3REG,   0x201d8, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
+    X(CNPSCHDSTS4REG,   0x201dc, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
+    X(CNPSCHDSTS5REG,   0x201e0, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
+    X(CNPSCHDSTS6REG,   0x201e4, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40) \
+    X(CNPSCHDSTS7REG,   0x201e8, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40) \
+    X(CNPSCHDSTS8REG,   0x201ec, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40)
+
+/*
+ * Per-QP registers (PG332 pp.41-46), offsets within the QP block.
+ * STATQPi: status bits are RO, the retry and RNR counters [26:24] and
+ * [30:28] are RW. Its reset value reports an idle QP: SQ empty (bit 9)
+ * and outstanding queue empty (bit 10).
+ * ERNIC_F_SWO follows PG332 XRNICADCONF[0] (CQHEADi, STATCURSQPTRi,
+ * STATRQPIDBi) plus the RO registers that the fatal recovery procedure
+ * (PG332 ch.6 "QP Fatal Recovery", step 4) tells software to zero:
+ * STATRQBUFCAi, STATRQBUFCAMSBi and STATMSN.
+ */
+#define ERNIC_QP_REGS(X) \
+    X(QPCONF,           0x00, ERNIC_ACC_RW, 0,     0xffff07fd, 0xffff07fd, 0, 41) \
+    X(QPADVCONF,        0x04, ERNIC_ACC_RW, 0,     0xffffff3f, 0xffffff3f, ERNIC_F_NOQP1, 41) \
+    X(RQBA,             0x08, ERNIC_ACC_RW, 0,     0xffffff00, 0xffffff00, 0, 41) \
+    X(SQBA,             0x10, ERNIC_ACC_RW, 0,     0xffffffe0, 0xffffffe0, 0, 42) \
+    X(CQBA,             0x18, ERNIC_ACC_RW, 0,     0xffffffe0, 0xffffffe0, 0, 42) \
+    X(RQWPTRDBADD,      0x20, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(RQWPTRDBADDMSB,   0x24, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(CQDBADD,          0x28, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(CQDBADDMSB,       0x2c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(CQHEAD,           0x30, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 43) \
+    X(RQCI,             0x34, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 43) \
+    X(SQPI,             0x38, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 43) \
+    X(QDEPTH,           0x3c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 43) \
+    X(SQPSN,            0x40, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, ERNIC_F_NOQP1, 43) \
+    X(LSTRQREQ,         0x44, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, ERNIC_F_NOQP1, 43) \
+    X(DESTQPCONF,       0x48, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, 0, 43) \
+    X(TIMEOUTCONF,      0x4c, ERNIC_ACC_RW, 0,     0x001f3f3f, 0x001f3f3f, ERNIC_F_NOQP1, 45) \
+    X(MACDESADDLSB,     0x50, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
+    X(MACDESADDMSB,     0x54, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 44) \
+    X(IPDESADDR1,       0x60, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
+    X(IPDESADDR2,       0x64, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
+    X(IPDESADDR3,       0x68, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
+    X(IPDESADDR4,       0x6c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
+    X(STATSSN,          0x80, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1, 45) \
+    X(STATMSN,          0x84, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1 | ERNIC_F_SWO, 45) \
+    X(STATQP,           0x88, ERNIC_ACC_RO, 0x600, 0x777f0e1f, 0x77000000, 0, 45) \
+    X(STATCURSQPTR,     0x8c, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 45) \
+    X(STATRESPSN,       0x90, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1, 46) \
+    X(STATRQBUFCA,      0x94, ERNIC_ACC_RO, 0,     0xffffff00, 0,          ERNIC_F_SWO, 46) \
+    X(STATWQE,          0x98, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          0, 46) \
+    X(STATRQPIDB,       0x9c, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 46) \
+    X(PD,               0xb0, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, ERNIC_F_NOQP1, 46) \
+    X(RQBAMSB,          0xc0, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(SQBAMSB,          0xc8, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(CQBAMSB,          0xd0, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
+    X(STATRQBUFCAMSB,   0xd8, ERNIC_ACC_RO, 0,     0xffffffff, 0,          ERNIC_F_SWO, 46)
+
+/* Offsets as ERNIC_<NAME> constants. */
+#define ERNIC_REG_OFFSET_ENUM(name, off, acc, rst, mask, wmask, flags, page) \
+    ERNIC_##name = (off),
+enum {
+    ERNIC_PDT_REGS(ERNIC_REG_OFFSET_ENUM)
+    ERNIC_GCSR_REGS(ERNIC_REG_OFFSET_ENUM)
+    ERNIC_QP_REGS(ERNIC_REG_OFFSET_ENUM)
+};
+#undef ERNIC_REG_OFFSET_ENUM
+
+#define ERNIC_RQINTSTS(n)               (ERNIC_RQINTSTS1 + 4 * ((n) - 1))
+#define ERNIC_CQINTSTS(n)               (ERNIC_CQINTSTS1 + 4 * ((n) - 1))
+#define ERNIC_CNPSCHDSTSREG(n)          (ERNIC_CNPSCHDSTS1REG + 4 * ((n) - 1))
+
+/* ------------------------------------------------------------------------
+ * Register fields.
+ */
+
+/* XRNICCONF (p.32) */
+#define ERNIC_XRNICCONF_EN              (1u << 0)
+#define ERNIC_XRNICCONF_ACKGEN_SHIFT    3
+#define ERNIC_XRNICCONF_ACKGEN_MASK     (3u << 3)
+#define ERNIC_XRNICCONF_ERRBUF_EN       (1u << 5)
+#define ERNIC_XRNICCONF_NUMQP_SHIFT     8
+#define ERNIC_XRNICCONF_NUMQP_MASK      (0xffu << 8)
+#define ERNIC_XRNICCONF_UDPSRC_SHIFT    16
+#define ERNIC_XRNICCONF_UDPSRC_MASK     (0xffffu << 16)
+
+/* XRNICADCONF (p.32) */
+#define ERNIC_XRNICADCONF_SWO           (1u << 0)
+#define ERNIC_XRNICADCONF_RETRY_FATAL_DIS (1u << 2)
+#define ERNIC_XRNICADCONF_BASECNT_SHIFT 16
+#define ERNIC_XRNICADCONF_BASECNT_MASK  (0xfu << 16)
+#define ERNIC_XRNICADCONF_SWOQP_SHIFT   24
+#define ERNIC_XRNICADCONF_SWOQP_MASK    (0xffu << 24)
+
+/* CON_IO_CONF (p.35) */
+#define ERNIC_CON_IO_CONF_QPID_SHIFT    16
+#define ERNIC_CON_IO_CONF_QPID_MASK     (0xffu << 16)
+#define ERNIC_CON_IO_CONF_READY         (1u << 31)
+
+/*
+ * RESPHNDSTS (p.37). Bit 16 is "Reserved" in Table 2-7 but is polled as
+ * "sq pici db check en" by the fatal recovery procedure (p.62); see
+ * docs/registers.md, "Contradictions".
+ */
+#define ERNIC_RESPHNDSTS_QPIDX_MASK     0xffu
+#define ERNIC_RESPHNDSTS_FSM_SHIFT      8
+#define ERNIC_RESPHNDSTS_FSM_MASK       (0x3fu << 8)
+#define ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN (1u << 16)
+#define ERNIC_RESPHNDSTS_ACKS_TO_PROCESS (1u << 17)
+
+/* INTEN / INTSTS (pp.37-38) */
+#define ERNIC_INT_PKT_VALIDATION_ERR    (1u << 0)
+#define ERNIC_INT_MAD_RECEIVED          (1u << 1)
+#define ERNIC_INT_RNR_NAK_GENERATED     (1u << 3)
+#define ERNIC_INT_WQE_COMPLETION        (1u << 4)
+#define ERNIC_INT_ILLEGAL_OPCODE        (1u << 5)
+#define ERNIC_INT_RQ_PKT_RECEIVED       (1u << 6)
+#define ERNIC_INT_FATAL                 (1u << 7)
+#define ERNIC_INT_CNP_SCHEDULED         (1u << 8)
+#define ERNIC_INT_ALL                   0x1fbu
+
+/* QPCONFi (p.41) */
+#define ERNIC_QPCONF_QP_EN              (1u << 0)
+#define ERNIC_QPCONF_RQ_INT_EN          (1u << 2)
+#define ERNIC_QPCONF_CQ_INT_EN          (1u << 3)
+#define ERNIC_QPCONF_HW_HS_DIS          (1u << 4)
+#define ERNIC_QPCONF_CQE_WR_EN          (1u << 5)
+#define ERNIC_QPCONF_UNDER_RECOVERY     (1u << 6)
+#define ERNIC_QPCONF_IPV6               (1u << 7)
+#define ERNIC_QPCONF_PMTU_SHIFT         8
+#define ERNIC_QPCONF_PMTU_MASK          (7u << 8)
+#define ERNIC_QPCONF_RQBUFSZ_SHIFT      16      /* units of 256 bytes */
+#define ERNIC_QPCONF_RQBUFSZ_MASK       (0xffffu << 16)
+
+#define ERNIC_PMTU_256                  0
+#define ERNIC_PMTU_512                  1
+#define ERNIC_PMTU_1024                 2
+#define ERNIC_PMTU_2048                 3
+#define ERNIC_PMTU_4096                 4
+
+/* QPADVCONFi (p.41) */
+#define ERNIC_QPADVCONF_TC_MASK         0x3fu
+#define ERNIC_QPADVCONF_TTL_SHIFT       8
+#define ERNIC_QPADVCONF_TTL_MASK        (0xffu << 8)
+#define ERNIC_QPADVCONF_PKEY_SHIFT      16
+#define ERNIC_QPADVCONF_PKEY_MASK       (0xffffu << 16)
+
+/* QDEPTHi (p.43) */
+#define ERNIC_QDEPTH_SQ_MASK            0xffffu
+#define ERNIC_QDEPTH_RQ_SHIFT           16
+
+/* LSTRQREQi (p.43) */
+#define ERNIC_LSTRQREQ_PSN_MASK         0x00ffffffu
+#define ERNIC_LSTRQREQ_OPCODE_SHIFT     24
+
+/* TIMEOUTCONFi (p.45) */
+#define ERNIC_TIMEOUTCONF_TIMEOUT_MASK  0x3fu
+#define ERNIC_TIMEOUTCONF_RETRY_SHIFT   8
+#define ERNIC_TIMEOUTCONF_RETRY_MASK    (7u << 8)
+#define ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT 11
+#define ERNIC_TIMEOUTCONF_RNRRETRY_MASK (7u << 11)
+#define ERNIC_TIMEOUTCONF_RNRTIMER_SHIFT 16
+#define ERNIC_TIMEOUTCONF_RNRTIMER_MASK (0x1fu << 16)
+
+/* STATQPi (p.45) */
+#define ERNIC_STATQP_FATAL              (1u << 0)
+#define ERNIC_STATQP_RQ_OVFL            (1u << 1)
+#define ERNIC_STATQP_SQ_FULL            (1u << 2)
+#define ERNIC_STATQP_OSQ_FULL           (1u << 3)
+#define ERNIC_STATQP_CQ_FIFO_FULL       (1u << 4)
+#define ERNIC_STATQP_SQ_EMPTY           (1u << 9)
+#define ERNIC_STATQP_OSQ_EMPTY          (1u << 10)
+#define ERNIC_STATQP_RETRIED            (1u << 11)
+#define ERNIC_STATQP_NAK_SYND_SHIFT     16
+#define ERNIC_STATQP_NAK_SYND_MASK      (0x7fu << 16)
+#define ERNIC_STATQP_RETRY_CNT_SHIFT    24
+#define ERNIC_STATQP_RETRY_CNT_MASK     (7u << 24)
+#define ERNIC_STATQP_RNR_CNT_SHIFT      28
+#define ERNIC_STATQP_RNR_CNT_MASK       (7u << 28)
+
+/* ACCESSDESC (p.31) */
+#define ERNIC_ACCESSDESC_TYPE_MASK      0xfu
+#define ERNIC_ACCESS_READ_ONLY          0x0
+#define ERNIC_ACCESS_WRITE_ONLY         0x1
+#define ERNIC_ACCESS_READ_WRITE         0x2
+#define ERNIC_ACCESSDESC_LENMSB_SHIFT   16
+
+/* ------------------------------------------------------------------------
+ * Memory structures.
+ */
+
+/* SQ work queue entry, 64 bytes, little endian (PG332 Table 2-1) */
+#define ERNIC_WQE_SIZE                  64
+#define ERNIC_WQE_WRID                  0       /* 16 bits */
+#define ERNIC_WQE_LADDR                 4       /* 64 bits */
+#define ERNIC_WQE_LENGTH                12      /* 32 bits */
+#define ERNIC_WQE_OPCODE                16      /* 8 bits */
+#define ERNIC_WQE_ROFFSET               20      /* 64 bits */
+#define ERNIC_WQE_RTAG                  28      /* 32 bits */
+#define ERNIC_WQE_SDATA                 32      /* 16 bytes */
+#define ERNIC_WQE_IMMDT                 48      /* 32 bits */
+#define ERNIC_WQE_SDATA_MAX             16
+
+#define ERNIC_OP_WRITE                  0x00
+#define ERNIC_OP_WRITE_IMM              0x01
+#define ERNIC_OP_SEND                   0x02
+#define ERNIC_OP_SEND_IMM               0x03
+#define ERNIC_OP_READ                   0x04
+#define ERNIC_OP_SEND_INV               0x0c
+
+/* Completion queue entry, 4 bytes (PG332 Table 2-2) */
+#define ERNIC_CQE_SIZE                  4
+#define ERNIC_CQE_WRID_MASK             0xffffu
+#define ERNIC_CQE_OPCODE_SHIFT          16
+#define ERNIC_CQE_OPCODE_MASK           (0xffu << 16)
+#define ERNIC_CQE_ERRFLAG_SHIFT         24
+#define ERNIC_CQE_ERRFLAG_MASK          (0xffu << 24)
+
+/* Incoming packet error status (fatal) queue entry (PG332 Fig. 2-3) */
+#define ERNIC_IPKTERRQ_ENTRY_SIZE       8
+#define ERNIC_IPKTERRQ_CODE_MASK        0xffffu
+#define ERNIC_IPKTERRQ_QPID_SHIFT       16
+
+#endif /* HW_RDMA_ERNIC_REGS_H */

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Build the overlaid QEMU and the ernic qtest. Ninja rebuilds only what an
+# edit touched, and nothing when nothing changed.
+# usage: build-qemu.sh WORKDIR STAMP
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+work=$(cd "$1" && pwd)
+stamp=$2
+bld=$work/qemu-build
+
+"$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work"
+log "building qemu-system-x86_64 and the ernic qtest (ninja -C $bld)"
+ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test
+touch "$stamp"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Build the guest image from Debian packages: the bookworm kernel (the ABI of
+# linux-headers-amd64, so that guest-driver modules load) unpacked to an
+# uncompressed vmlinux for a PVH boot, and a busybox initramfs.
+# Cached: the kernel is fetched once per ABI; the initramfs is rebuilt when
+# its inputs change.
+# usage: guest-image.sh WORKDIR INIT_SCRIPT
+# prints: path of vmlinux, then path of the initramfs
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+work=$(mkdir -p "$1/guest" && cd "$1/guest" && pwd)
+init=$2
+
+abi=$(apt-cache depends linux-headers-amd64 2>/dev/null |
+      sed -n 's/.*Depends: linux-headers-\(.*\)-amd64$/\1/p' | head -n 1)
+[ -n "$abi" ] || die "cannot tell the kernel ABI of linux-headers-amd64"
+kdir=$work/kernel-$abi
+
+if [ ! -f "$kdir/vmlinux" ]; then
+    log "fetching linux-image-$abi-amd64 (apt-get download)"
+    rm -rf "$kdir"
+    mkdir -p "$kdir"
+    (cd "$kdir" && apt-get download -q -o APT::Sandbox::User=root \
+        "linux-image-$abi-amd64" >/dev/null)
+    dpkg-deb -x "$kdir"/linux-image-*.deb "$kdir/root"
+    "$ERNIC_PYTHON" "$ERNIC_ROOT/scripts/extract-vmlinux.py" \
+        "$kdir/root/boot/vmlinuz-$abi-amd64" "$kdir/vmlinux.tmp"
+    mv "$kdir/vmlinux.tmp" "$kdir/vmlinux"
+    rm -f "$kdir"/linux-image-*.deb
+fi
+
+name=$(basename "$init" .sh)
+initrd=$work/$name.cpio
+if [ ! -f "$initrd" ] || [ "$init" -nt "$initrd" ] || [ /bin/busybox -nt "$initrd" ]; then
+    log "building initramfs $name.cpio"
+    root=$(mktemp -d)
+    mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp}
+    cp /bin/busybox "$root/bin/busybox"
+    for app in $(/bin/busybox --list); do
+        [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
+    done
+    install -m 0755 "$init" "$root/init"
+    (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$initrd.tmp"
+    mv "$initrd.tmp" "$initrd"
+    rm -rf "$root"
+fi
+echo "$kdir/vmlinux"
+echo "$initrd"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Overlay the ernic device, its header, its qtest and its device
+# configuration onto a QEMU 10.0 source tree. Idempotent.
+#
+# The tree gets symlinks into this repository (so an edit here is seen by
+# QEMU's ninja at once) and one line in each of: hw/Kconfig (source),
+# hw/meson.build (subdir), meson.build (trace-events directory) and
+# tests/qtest/meson.build (the qtest).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+src=${1:?usage: overlay-qemu.sh QEMU_SRC}
+
+link() {
+    local target=$1 name=$2
+    if [ "$(readlink "$name" 2>/dev/null)" != "$target" ]; then
+        rm -rf "$name"
+        ln -s "$target" "$name"
+    fi
+}
+
+# add_line FILE LINE [AFTER_REGEX]: add LINE once, after the first line
+# matching AFTER_REGEX, or at the end.
+add_line() {
+    local file=$1 line=$2 after=${3:-}
+    grep -qxF "$line" "$file" && return 0
+    if [ -n "$after" ]; then
+        grep -qE "$after" "$file" || die "$file: no line matching '$after'"
+        awk -v line="$line" -v re="$after" \
+            '{ print } !done && $0 ~ re { print line; done = 1 }' \
+            "$file" >"$file.tmp"
+        mv "$file.tmp" "$file"
+    else
+        printf '%s\n' "$line" >>"$file"
+    fi
+}
+
+link "$ERNIC_ROOT/hw/rdma" "$src/hw/rdma"
+link "$ERNIC_ROOT/include/hw/rdma" "$src/include/hw/rdma"
+link "$ERNIC_ROOT/qtest/ernic-test.c" "$src/tests/qtest/ernic-test.c"
+link "$ERNIC_ROOT/configs/ernic-devices.mak" \
+     "$src/configs/devices/x86_64-softmmu/ernic.mak"
+
+add_line "$src/hw/Kconfig" "source rdma/Kconfig" '^source pci/Kconfig'
+add_line "$src/hw/meson.build" "subdir('rdma')" "^subdir\('pci'\)"
+add_line "$src/meson.build" "    'hw/rdma'," "^    'hw/pci',"
+add_line "$src/tests/qtest/meson.build" \
+    "qtests_x86_64 += ['ernic-test']" '^qtests_x86_64 = qtests_i386'

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Install what building and testing the project needs, from Debian's
+# packages only. Idempotent: a second run changes nothing and installs
+# nothing.
+#
+# Extra apt sources (deb-src for bookworm and trixie, bookworm-backports)
+# are derived from the machine's own Debian source entry: the same mirror
+# and keyring, only other suites. No mirror host name is written here.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+EXTRA=/etc/apt/sources.list.d/ernic-extra.sources
+
+# Print "URI|KEYRING" of the apt entry that serves Debian bookworm main.
+debian_source() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        [ "$f" = "$EXTRA" ] && continue
+        awk '
+            function flush() {
+                if (types ~ /(^| )deb( |$)/ && suites ~ /(^| )bookworm( |$)/ &&
+                    comps ~ /(^| )main( |$)/ && uri != "")
+                    { print uri "|" key; found = 1; exit }
+                types = suites = comps = uri = key = ""
+            }
+            /^[ \t]*$/ { flush(); next }
+            /^Types:/      { sub(/^Types:[ \t]*/, "");      types = $0 }
+            /^URIs:/       { sub(/^URIs:[ \t]*/, "");       split($0, u, " "); uri = u[1] }
+            /^Suites:/     { sub(/^Suites:[ \t]*/, "");     suites = $0 }
+            /^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
+            /^Signed-By:/  { sub(/^Signed-By:[ \t]*/, "");  key = $0 }
+            END { if (!found) flush() }
+        ' "$f" && return 0
+    done | head -n 1
+    # One-line format: "deb [signed-by=K] URI bookworm main ..."
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        awk '$1 == "deb" {
+                key = ""; i = 2
+                if ($2 ~ /^\[/) {
+                    while (i <= NF && $i !~ /\]$/) {
+                        if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key) }
+                        i++
+                    }
+                    if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key); sub(/\]$/, "", key) }
+                    i++
+                }
+                if ($(i + 1) == "bookworm") { print $i "|" key; exit }
+             }'
+}
+
+write_extra_sources() {
+    local src uri key tmp
+    src=$(debian_source | head -n 1)
+    [ -n "$src" ] || die "no apt source for Debian bookworm found in /etc/apt"
+    uri=${src%%|*}
+    key=${src#*|}
+    [ -n "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
+    tmp=$(mktemp)
+    cat >"$tmp" <<EOS
+# Written by ernic scripts/setup-deps.sh from this machine's bookworm entry.
+Types: deb deb-src
+URIs: $uri
+Suites: bookworm-backports
+Components: main
+Signed-By: $key
+
+Types: deb-src
+URIs: $uri
+Suites: bookworm trixie
+Components: main
+Signed-By: $key
+EOS
+    if ! cmp -s "$tmp" "$EXTRA"; then
+        log "adding apt sources (deb-src, bookworm-backports) from $uri"
+        as_root install -m 0644 "$tmp" "$EXTRA"
+        rm -f "$tmp"
+        return 0
+    fi
+    rm -f "$tmp"
+    return 1
+}
+
+# Packages: name, or name/suite for backports.
+PKGS=(
+    # QEMU build (meson >= 1.5 comes from bookworm-backports)
+    meson/bookworm-backports ninja-build gcc pkgconf libglib2.0-dev
+    zlib1g-dev libpixman-1-dev libslirp-dev python3-venv flex bison
+    # Debian source package handling
+    dpkg-dev xz-utils
+    # Firmware the Debian QEMU source omits (bios-256k.bin; pvh.bin,
+    # linuxboot_dma.bin, kvmvapic.bin)
+    seabios qemu-system-data/bookworm-backports
+    # Guest image
+    busybox-static cpio
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    name=${p%%/*}
+    if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null |
+            grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+# The backports versions are required, not just any version.
+meson_ok() {
+    local v
+    v=$(dpkg-query -W -f='${Version}' meson 2>/dev/null || true)
+    [ -n "$v" ] && dpkg --compare-versions "$v" ge 1.5
+}
+qemu_data_ok() {
+    [ -f /usr/share/qemu/pvh.bin ]
+}
+meson_ok || missing+=(meson/bookworm-backports)
+qemu_data_ok || missing+=(qemu-system-data/bookworm-backports)
+
+sources_changed=0
+write_extra_sources && sources_changed=1
+
+stamp=/var/lib/apt/lists/ernic-updated
+if [ "$sources_changed" = 1 ] || [ ${#missing[@]} -gt 0 ] || [ ! -e "$stamp" ]; then
+    log "apt-get update"
+    as_root apt-get update -q >/dev/null
+    as_root touch "$stamp"
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+        --no-install-recommends "${missing[@]}" >/dev/null
+fi
+meson_ok || die "meson >= 1.5 is not installed"
+qemu_data_ok || die "qemu-system-data with pvh.bin is not installed"
+log "dependencies present"

@@ -1,0 +1,53 @@
+#!/usr/bin/python3
+"""Summarise a `meson test` run: one line per test case, counting each TAP
+subtest of a TAP test, then "N passed, N failed[, N skipped]".
+Exit status 1 when anything failed or nothing ran.
+
+usage: test-summary.py MESON_TESTLOG_JSON
+"""
+import json
+import re
+import sys
+
+TAP = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$",
+                 re.IGNORECASE)
+
+
+def main():
+    passed = failed = skipped = 0
+    for line in open(sys.argv[1]):
+        t = json.loads(line)
+        cases = []
+        if t.get("protocol") == "tap" or "TAP" in str(t.get("protocol", "")):
+            for out in (t.get("stdout") or "").splitlines():
+                m = TAP.match(out.strip())
+                if m:
+                    cases.append((m.group(1).lower(), m.group(2),
+                                  (m.group(4) or "").upper()))
+        if not cases:
+            ok = t["result"] in ("OK", "EXPECTEDFAIL")
+            skip = t["result"] == "SKIP"
+            cases.append(("skip" if skip else "ok" if ok else "not ok", "", ""))
+        elif t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+            # A crash or timeout after some subtests passed still fails.
+            cases.append(("not ok", "test exited with " + t["result"], ""))
+        for state, name, directive in cases:
+            label = "%s: %s" % (t["name"], name) if name else t["name"]
+            if state == "skip" or directive == "SKIP":
+                skipped += 1
+                print("SKIP  " + label)
+            elif state == "ok":
+                passed += 1
+                print("PASS  " + label)
+            else:
+                failed += 1
+                print("FAIL  " + label)
+    line = "%d passed, %d failed" % (passed, failed)
+    if skipped:
+        line += ", %d skipped" % skipped
+    print(line)
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
