@@ -40,7 +40,7 @@ typedef struct RegDesc {
 } RegDesc;
 
 #define REG_DESC(name_, off_, acc_, rst_, mask_, wmask_, flags_, page_) \
-    { #name_, off_, acc_, rst_, mask_, wmask_, flags_ },
+    { #name_, off_, ERNIC_ACC_##acc_, rst_, mask_, wmask_, ERNIC_F_##flags_ },
 
 static const RegDesc pdt_regs[] = { ERNIC_PDT_REGS(REG_DESC) };
 static const RegDesc gcsr_regs[] = { ERNIC_GCSR_REGS(REG_DESC) };
@@ -129,7 +129,7 @@ static bool reg_exists(const RegDesc *r, uint32_t qpn)
     return !(qpn == ERNIC_QP_GSI && (r->flags & ERNIC_F_NOQP1));
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Identity
  */
 
@@ -148,7 +148,7 @@ static void test_pci_id(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Reset values and access types, table driven
  */
 
@@ -204,7 +204,7 @@ static void check_access_block(Ernic *e, const RegDesc *regs, size_t n,
         uint32_t ones, zeros;
 
         if (r->access == ERNIC_ACC_W1C) {
-            /* Nothing is pending at reset: ones clear nothing and set nothing. */
+            /* Nothing is pending at reset: ones neither clear nor set. */
             ones = reset;
             zeros = reset;
         } else {
@@ -279,7 +279,7 @@ static void test_pg332_literals(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Software override (XRNICADCONF[0])
  */
 
@@ -335,7 +335,7 @@ static void test_sw_override(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * QP block addressing
  */
 
@@ -402,7 +402,7 @@ static void test_qp_addressing_256(void)
     check_qp_addressing(ERNIC_NUM_QP_MAX);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Odd accesses: undefined offsets, sizes other than 32 bits, misalignment
  */
 
@@ -446,7 +446,7 @@ static void test_bad_access(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Interrupts: INTEN/INTSTS, the per-QP banks, MSI-X and MSI delivery.
  * The register-visible trigger available here is the illegal-opcode check
  * of the WQE processor (INTSTS[5]); a WQE with a reserved opcode is
@@ -628,7 +628,8 @@ static void test_msi(void)
         qpci_config_writel(e->dev, cap + PCI_MSI_ADDRESS_HI, 0);
     }
     qpci_config_writew(e->dev, cap + data_off, MSI_DATA & 0xffff);
-    qpci_config_writew(e->dev, cap + PCI_MSI_FLAGS, flags | PCI_MSI_FLAGS_ENABLE);
+    qpci_config_writew(e->dev, cap + PCI_MSI_FLAGS,
+                       flags | PCI_MSI_FLAGS_ENABLE);
     qtest_writel(e->qts, MSI_ADDR, 0);
 
     setup_qp(e, 2, 0);
@@ -639,7 +640,7 @@ static void test_msi(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Send queue index handling used by the software procedures of PG332 ch.6
  */
 
@@ -757,7 +758,7 @@ static void test_sq_hw_handshake(void)
     ernic_stop(e);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Reset
  */
 

@@ -12,7 +12,7 @@ import sys
 BEGIN = "<!-- BEGIN REGISTER TABLE (scripts/gen-regdoc.py) -->"
 END = "<!-- END REGISTER TABLE -->"
 ENTRY = re.compile(
-    r"X\(\s*(\w+),\s*(0x[0-9a-fA-F]+),\s*ERNIC_ACC_(\w+),\s*([^,]+),"
+    r"X\(\s*(\w+),\s*(0x[0-9a-fA-F]+),\s*(RW|RO|W1C),\s*([^,]+),"
     r"\s*([^,]+),\s*([^,]+),\s*([^,]+),\s*(\d+)\s*\)")
 
 
@@ -60,7 +60,7 @@ def access(r):
     parts = ["RO"]
     if r["wmask"]:
         parts.append("(%s RW)" % bits(r["wmask"]))
-    if "ERNIC_F_SWO" in r["flags"]:
+    if "SWO" in r["flags"]:
         parts.append("(RW under SW override)")
     return " ".join(parts)
 

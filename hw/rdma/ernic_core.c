@@ -32,7 +32,8 @@ typedef struct ErnicRegInfo {
 #define ERNIC_REG_INFO(base, name_, off, acc, rst, mask_, wmask_, flags_, pg) \
     [((off) - (base)) / 4] = {                                               \
         .name = #name_, .reset = (rst), .mask = (mask_),                     \
-        .wmask = (wmask_), .access = (acc), .flags = (flags_),               \
+        .wmask = (wmask_), .access = ERNIC_ACC_##acc,                        \
+        .flags = ERNIC_F_##flags_,                                           \
     },
 #define ERNIC_PDT_INFO(...)  ERNIC_REG_INFO(0, __VA_ARGS__)
 #define ERNIC_GCSR_INFO(...) ERNIC_REG_INFO(ERNIC_GCSR_BASE, __VA_ARGS__)
@@ -95,7 +96,7 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
     return r;
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Interrupts (PG332 "Interrupts", p.48).
  *
  * The one ERNIC interrupt is the OR of INTSTS & INTEN. Over MSI-X and MSI a
@@ -161,7 +162,7 @@ void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn)
     ernic_core_raise(c, cause);
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Register access
  */
 
@@ -337,7 +338,7 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
     }
 }
 
-/* ------------------------------------------------------------------------
+/*
  * Lifecycle
  */
 

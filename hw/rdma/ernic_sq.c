@@ -176,7 +176,8 @@ void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn)
     trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
     set_bit(qpn, c->sq_pending);
     /* RESPHNDSTS[16] reads 1 only while no SQ doorbell is outstanding. */
-    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &= ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &=
+        ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
     qemu_bh_schedule(c->sq_bh);
 }
 
@@ -191,5 +192,6 @@ void ernic_sq_process_pending(void *opaque)
         clear_bit(qpn, c->sq_pending);
         ernic_sq_process(c, qpn);
     }
-    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |= ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |=
+        ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
 }

@@ -18,7 +18,7 @@
 #ifndef HW_RDMA_ERNIC_REGS_H
 #define HW_RDMA_ERNIC_REGS_H
 
-/* ------------------------------------------------------------------------
+/*
  * PCI identity of the emulated device (docs/user-guide.md "PCI identity").
  * Xilinx vendor ID, as an ERNIC behind a Xilinx PCIe bridge enumerates;
  * device ID 0xe332 is bound by no in-tree Linux driver.
@@ -32,7 +32,7 @@
 #define ERNIC_MSIX_VECTORS              1
 #define ERNIC_MSIX_VEC_ERNIC            0       /* the one ERNIC interrupt */
 
-/* ------------------------------------------------------------------------
+/*
  * Address map (PG332 "Register Space", Table 2-7; 256 KiB window).
  */
 #define ERNIC_REG_WINDOW_SIZE           0x40000
@@ -61,170 +61,176 @@
 #define ERNIC_QP_BANK(qpn)              ((qpn) / 32)            /* 0-based */
 #define ERNIC_QP_BANK_BIT(qpn)          (1u << ((qpn) % 32))
 
-/* ------------------------------------------------------------------------
+/*
  * Register description lists.
  *
  * X(name, offset, access, reset, mask, wmask, flags, page)
  *   offset  byte offset: within a PD table entry, absolute for global
  *           registers, within a QP block for per-QP registers
- *   access  ERNIC_ACC_RW, ERNIC_ACC_RO or ERNIC_ACC_W1C
+ *   access  RW, RO or W1C (ERNIC_ACC_<access>)
  *   reset   value after reset (PG332: 0 unless stated); for status
  *           registers, the value an idle device reports
  *   mask    bits that exist; all others are reserved and read 0
  *   wmask   bits a normal write changes (for W1C: bits a 1 clears)
- *   flags   ERNIC_F_SWO: RO bits become writable under XRNICADCONF[0];
- *           ERNIC_F_NOQP1: the register does not exist in QP1's block
+ *   flags   (ERNIC_F_<flags>) NONE; SWO: RO bits become writable under
+ *           XRNICADCONF[0]; NOQP1: the register does not exist in QP1's
+ *           block; NOQP1_SWO: both
  *   page    PG332 v3.1 page of its Table 2-7 row
  */
 #define ERNIC_ACC_RW                    0
 #define ERNIC_ACC_RO                    1
 #define ERNIC_ACC_W1C                   2
 
+#define ERNIC_F_NONE                    0
 #define ERNIC_F_SWO                     0x1
 #define ERNIC_F_NOQP1                   0x2
+#define ERNIC_F_NOQP1_SWO               (ERNIC_F_NOQP1 | ERNIC_F_SWO)
 
 /* Protection domain / memory region table entry (PG332 p.31, Fig. 2-9) */
 #define ERNIC_PDT_REGS(X) \
-    X(PDPDNUM,          0x00, ERNIC_ACC_RW, 0, 0x00ffffff, 0x00ffffff, 0, 31) \
-    X(VIRTADDRLSB,      0x04, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
-    X(VIRTADDRMSB,      0x08, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
-    X(BUFBASEADDRLSB,   0x0c, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
-    X(BUFBASEADDRMSB,   0x10, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
-    X(BUFRKEY,          0x14, ERNIC_ACC_RW, 0, 0x000000ff, 0x000000ff, 0, 31) \
-    X(WRRDBUFLEN,       0x18, ERNIC_ACC_RW, 0, 0xffffffff, 0xffffffff, 0, 31) \
-    X(ACCESSDESC,       0x1c, ERNIC_ACC_RW, 0, 0xffff000f, 0xffff000f, 0, 31)
+    X(PDPDNUM,          0x00, RW,  0, 0x00ffffff, 0x00ffffff, NONE, 31) \
+    X(VIRTADDRLSB,      0x04, RW,  0, 0xffffffff, 0xffffffff, NONE, 31) \
+    X(VIRTADDRMSB,      0x08, RW,  0, 0xffffffff, 0xffffffff, NONE, 31) \
+    X(BUFBASEADDRLSB,   0x0c, RW,  0, 0xffffffff, 0xffffffff, NONE, 31) \
+    X(BUFBASEADDRMSB,   0x10, RW,  0, 0xffffffff, 0xffffffff, NONE, 31) \
+    X(BUFRKEY,          0x14, RW,  0, 0x000000ff, 0x000000ff, NONE, 31) \
+    X(WRRDBUFLEN,       0x18, RW,  0, 0xffffffff, 0xffffffff, NONE, 31) \
+    X(ACCESSDESC,       0x1c, RW,  0, 0xffff000f, 0xffff000f, NONE, 31)
 
 /* Global configuration and status registers (PG332 pp.32-40) */
 #define ERNIC_GCSR_REGS(X) \
-    X(XRNICCONF,        0x20000, ERNIC_ACC_RW,  0,      0xffffff39, 0xffffff39, 0, 32) \
-    X(XRNICADCONF,      0x20004, ERNIC_ACC_RW,  0,      0xff0f0005, 0xff0f0005, 0, 32) \
+    X(XRNICCONF,        0x20000, RW,   0,      0xffffff39, 0xffffff39, NONE, 32) \
+    X(XRNICADCONF,      0x20004, RW,   0,      0xff0f0005, 0xff0f0005, NONE, 32) \
     X(XRNIC_BUF_THRESHOLD_ROCE, \
-                        0x20008, ERNIC_ACC_RW,  0x965a, 0xffffffff, 0xffffffff, 0, 32) \
-    X(XRNIC_PAUSE_CONF, 0x2000c, ERNIC_ACC_RW,  0x800,  0x00001ff3, 0x00001ff3, 0, 32) \
-    X(MACXADDLSB,       0x20010, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(MACXADDMSB,       0x20014, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 33) \
+                        0x20008, RW,   0x965a, 0xffffffff, 0xffffffff, NONE, 32) \
+    X(XRNIC_PAUSE_CONF, 0x2000c, RW,   0x800,  0x00001ff3, 0x00001ff3, NONE, 32) \
+    X(MACXADDLSB,       0x20010, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(MACXADDMSB,       0x20014, RW,   0,      0x0000ffff, 0x0000ffff, NONE, 33) \
     X(XRNIC_BUF_THRESHOLD_NON_ROCE, \
-                        0x20018, ERNIC_ACC_RW,  0x965a, 0xffffffff, 0xffffffff, 0, 33) \
-    X(IPv6XADD1,        0x20020, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(IPv6XADD2,        0x20024, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(IPv6XADD3,        0x20028, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(IPv6XADD4,        0x2002c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(ERRBUFBA,         0x20060, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(ERRBUFBAMSB,      0x20064, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(ERRBUFSZ,         0x20068, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(ERRBUFWPTR,       0x2006c, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 33) \
-    X(IPv4XADD,         0x20070, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 33) \
-    X(OPKTERRQBA,       0x20078, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(OPKTERRQBAMSB,    0x2007c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(OUTERRSTSQSZ,     0x20080, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
-    X(OPTERRSTSQQPTRDB, 0x20084, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
-    X(IPKTERRQBA,       0x20088, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(IPKTERRQBAMSB,    0x2008c, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(IPKTERRQSZ,       0x20090, ERNIC_ACC_RW,  0,      0x0000ffff, 0x0000ffff, 0, 34) \
-    X(IPKTERRQWPTR,     0x20094, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 34) \
-    X(DATBUFBA,         0x200a0, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(DATBUFBAMSB,      0x200a4, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(DATBUFSZ,         0x200a8, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 34) \
-    X(CON_IO_CONF,      0x200ac, ERNIC_ACC_RW,  0x80000000, 0x80ff0000, 0x00ff0000, 0, 35) \
-    X(RESPERRPKTBA,     0x200b0, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
-    X(RESPERRPKTBAMSB,  0x200b4, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
-    X(RESPERRSZ,        0x200b8, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
-    X(RESPERRSZMSB,     0x200bc, ERNIC_ACC_RW,  0,      0xffffffff, 0xffffffff, 0, 35) \
-    X(INSRRPKTCNT,      0x20100, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
-    X(INAMPKTCNT,       0x20104, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
-    X(OUTIOPKTCNT,      0x20108, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
-    X(OUTAMPKTCNT,      0x2010c, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 35) \
-    X(LSTINPKT,         0x20110, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
-    X(LSTOUTPKT,        0x20114, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
-    X(ININVDUPCNT,      0x20118, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 36) \
-    X(INNCKPKTSTS,      0x2011c, ERNIC_ACC_RO,  0,      0xffff00ff, 0,          0, 36) \
-    X(OUTRNRPKTSTS,     0x20120, ERNIC_ACC_RO,  0,      0xffff00ff, 0,          0, 36) \
-    X(WQEPROCSTS,       0x20124, ERNIC_ACC_RO,  0x20,   0xfffff077, 0,          0, 36) \
-    X(QPMSTS,           0x2012c, ERNIC_ACC_RO,  0x2,    0xffff0003, 0,          0, 36) \
-    X(INALLDRPPKTCNT,   0x20130, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
-    X(INNAKPKTCNT,      0x20134, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 37) \
-    X(OUTNAKPKTCNT,     0x20138, ERNIC_ACC_RO,  0,      0x0000ffff, 0,          0, 37) \
-    X(RESPHNDSTS,       0x2013c, ERNIC_ACC_RO,  0x10000, 0x00033fff, 0,         0, 37) \
-    X(RETRYCNTSTS,      0x20140, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
-    X(INCNPPKTCNT,      0x20174, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
-    X(OUTCNPPKTCNT,     0x20178, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
-    X(OUTRDRSPPKTCNT,   0x2017c, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 37) \
-    X(INTEN,            0x20180, ERNIC_ACC_RW,  0,      0x000001fb, 0x000001fb, 0, 37) \
-    X(INTSTS,           0x20184, ERNIC_ACC_W1C, 0,      0x000001fb, 0x000001fb, 0, 38) \
-    X(RQINTSTS1,        0x20190, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS2,        0x20194, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS3,        0x20198, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS4,        0x2019c, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS5,        0x201a0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS6,        0x201a4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS7,        0x201a8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(RQINTSTS8,        0x201ac, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(CQINTSTS1,        0x201b0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(CQINTSTS2,        0x201b4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 38) \
-    X(CQINTSTS3,        0x201b8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CQINTSTS4,        0x201bc, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CQINTSTS5,        0x201c0, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CQINTSTS6,        0x201c4, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CQINTSTS7,        0x201c8, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CQINTSTS8,        0x201cc, ERNIC_ACC_W1C, 0,      0xffffffff, 0xffffffff, 0, 39) \
-    X(CNPSCHDSTS1REG,   0x201d0, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
-    X(CNPSCHDSTS2REG,   0x201d4, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
-    X(CNPSCHDSTS3REG,   0x201d8, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
-    X(CNPSCHDSTS4REG,   0x201dc, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
-    X(CNPSCHDSTS5REG,   0x201e0, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 39) \
-    X(CNPSCHDSTS6REG,   0x201e4, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40) \
-    X(CNPSCHDSTS7REG,   0x201e8, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40) \
-    X(CNPSCHDSTS8REG,   0x201ec, ERNIC_ACC_RO,  0,      0xffffffff, 0,          0, 40)
+                        0x20018, RW,   0x965a, 0xffffffff, 0xffffffff, NONE, 33) \
+    X(IPv6XADD1,        0x20020, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(IPv6XADD2,        0x20024, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(IPv6XADD3,        0x20028, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(IPv6XADD4,        0x2002c, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(ERRBUFBA,         0x20060, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(ERRBUFBAMSB,      0x20064, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(ERRBUFSZ,         0x20068, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(ERRBUFWPTR,       0x2006c, RO,   0,      0x0000ffff, 0,          NONE, 33) \
+    X(IPv4XADD,         0x20070, RW,   0,      0xffffffff, 0xffffffff, NONE, 33) \
+    X(OPKTERRQBA,       0x20078, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(OPKTERRQBAMSB,    0x2007c, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(OUTERRSTSQSZ,     0x20080, RW,   0,      0x0000ffff, 0x0000ffff, NONE, 34) \
+    X(OPTERRSTSQQPTRDB, 0x20084, RW,   0,      0x0000ffff, 0x0000ffff, NONE, 34) \
+    X(IPKTERRQBA,       0x20088, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(IPKTERRQBAMSB,    0x2008c, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(IPKTERRQSZ,       0x20090, RW,   0,      0x0000ffff, 0x0000ffff, NONE, 34) \
+    X(IPKTERRQWPTR,     0x20094, RO,   0,      0x0000ffff, 0,          NONE, 34) \
+    X(DATBUFBA,         0x200a0, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(DATBUFBAMSB,      0x200a4, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(DATBUFSZ,         0x200a8, RW,   0,      0xffffffff, 0xffffffff, NONE, 34) \
+    X(CON_IO_CONF,      0x200ac, RW,   0x80000000, 0x80ff0000, 0x00ff0000, NONE, 35) \
+    X(RESPERRPKTBA,     0x200b0, RW,   0,      0xffffffff, 0xffffffff, NONE, 35) \
+    X(RESPERRPKTBAMSB,  0x200b4, RW,   0,      0xffffffff, 0xffffffff, NONE, 35) \
+    X(RESPERRSZ,        0x200b8, RW,   0,      0xffffffff, 0xffffffff, NONE, 35) \
+    X(RESPERRSZMSB,     0x200bc, RW,   0,      0xffffffff, 0xffffffff, NONE, 35) \
+    X(INSRRPKTCNT,      0x20100, RO,   0,      0xffffffff, 0,          NONE, 35) \
+    X(INAMPKTCNT,       0x20104, RO,   0,      0xffffffff, 0,          NONE, 35) \
+    X(OUTIOPKTCNT,      0x20108, RO,   0,      0xffffffff, 0,          NONE, 35) \
+    X(OUTAMPKTCNT,      0x2010c, RO,   0,      0xffffffff, 0,          NONE, 35) \
+    X(LSTINPKT,         0x20110, RO,   0,      0xffffffff, 0,          NONE, 36) \
+    X(LSTOUTPKT,        0x20114, RO,   0,      0xffffffff, 0,          NONE, 36) \
+    X(ININVDUPCNT,      0x20118, RO,   0,      0xffffffff, 0,          NONE, 36) \
+    X(INNCKPKTSTS,      0x2011c, RO,   0,      0xffff00ff, 0,          NONE, 36) \
+    X(OUTRNRPKTSTS,     0x20120, RO,   0,      0xffff00ff, 0,          NONE, 36) \
+    X(WQEPROCSTS,       0x20124, RO,   0x20,   0xfffff077, 0,          NONE, 36) \
+    X(QPMSTS,           0x2012c, RO,   0x2,    0xffff0003, 0,          NONE, 36) \
+    X(INALLDRPPKTCNT,   0x20130, RO,   0,      0xffffffff, 0,          NONE, 37) \
+    X(INNAKPKTCNT,      0x20134, RO,   0,      0x0000ffff, 0,          NONE, 37) \
+    X(OUTNAKPKTCNT,     0x20138, RO,   0,      0x0000ffff, 0,          NONE, 37) \
+    X(RESPHNDSTS,       0x2013c, RO,   0x10000, 0x00033fff, 0,         NONE, 37) \
+    X(RETRYCNTSTS,      0x20140, RO,   0,      0xffffffff, 0,          NONE, 37) \
+    X(INCNPPKTCNT,      0x20174, RO,   0,      0xffffffff, 0,          NONE, 37) \
+    X(OUTCNPPKTCNT,     0x20178, RO,   0,      0xffffffff, 0,          NONE, 37) \
+    X(OUTRDRSPPKTCNT,   0x2017c, RO,   0,      0xffffffff, 0,          NONE, 37) \
+    X(INTEN,            0x20180, RW,   0,      0x000001fb, 0x000001fb, NONE, 37) \
+    X(INTSTS,           0x20184, W1C, 0,      0x000001fb, 0x000001fb, NONE, 38) \
+    X(RQINTSTS1,        0x20190, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS2,        0x20194, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS3,        0x20198, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS4,        0x2019c, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS5,        0x201a0, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS6,        0x201a4, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS7,        0x201a8, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(RQINTSTS8,        0x201ac, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(CQINTSTS1,        0x201b0, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(CQINTSTS2,        0x201b4, W1C, 0,      0xffffffff, 0xffffffff, NONE, 38) \
+    X(CQINTSTS3,        0x201b8, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CQINTSTS4,        0x201bc, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CQINTSTS5,        0x201c0, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CQINTSTS6,        0x201c4, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CQINTSTS7,        0x201c8, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CQINTSTS8,        0x201cc, W1C, 0,      0xffffffff, 0xffffffff, NONE, 39) \
+    X(CNPSCHDSTS1REG,   0x201d0, RO,   0,      0xffffffff, 0,          NONE, 39) \
+    X(CNPSCHDSTS2REG,   0x201d4, RO,   0,      0xffffffff, 0,          NONE, 39) \
+    X(CNPSCHDSTS3REG,   0x201d8, RO,   0,      0xffffffff, 0,          NONE, 39) \
+    X(CNPSCHDSTS4REG,   0x201dc, RO,   0,      0xffffffff, 0,          NONE, 39) \
+    X(CNPSCHDSTS5REG,   0x201e0, RO,   0,      0xffffffff, 0,          NONE, 39) \
+    X(CNPSCHDSTS6REG,   0x201e4, RO,   0,      0xffffffff, 0,          NONE, 40) \
+    X(CNPSCHDSTS7REG,   0x201e8, RO,   0,      0xffffffff, 0,          NONE, 40) \
+    X(CNPSCHDSTS8REG,   0x201ec, RO,   0,      0xffffffff, 0,          NONE, 40)
 
 /*
  * Per-QP registers (PG332 pp.41-46), offsets within the QP block.
  * STATQPi: status bits are RO, the retry and RNR counters [26:24] and
  * [30:28] are RW. Its reset value reports an idle QP: SQ empty (bit 9)
  * and outstanding queue empty (bit 10).
- * ERNIC_F_SWO follows PG332 XRNICADCONF[0] (CQHEADi, STATCURSQPTRi,
+ * SWO follows PG332 XRNICADCONF[0] (CQHEADi, STATCURSQPTRi,
  * STATRQPIDBi) plus the RO registers that the fatal recovery procedure
  * (PG332 ch.6 "QP Fatal Recovery", step 4) tells software to zero:
  * STATRQBUFCAi, STATRQBUFCAMSBi and STATMSN.
  */
 #define ERNIC_QP_REGS(X) \
-    X(QPCONF,           0x00, ERNIC_ACC_RW, 0,     0xffff07fd, 0xffff07fd, 0, 41) \
-    X(QPADVCONF,        0x04, ERNIC_ACC_RW, 0,     0xffffff3f, 0xffffff3f, ERNIC_F_NOQP1, 41) \
-    X(RQBA,             0x08, ERNIC_ACC_RW, 0,     0xffffff00, 0xffffff00, 0, 41) \
-    X(SQBA,             0x10, ERNIC_ACC_RW, 0,     0xffffffe0, 0xffffffe0, 0, 42) \
-    X(CQBA,             0x18, ERNIC_ACC_RW, 0,     0xffffffe0, 0xffffffe0, 0, 42) \
-    X(RQWPTRDBADD,      0x20, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(RQWPTRDBADDMSB,   0x24, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(CQDBADD,          0x28, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(CQDBADDMSB,       0x2c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(CQHEAD,           0x30, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 43) \
-    X(RQCI,             0x34, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 43) \
-    X(SQPI,             0x38, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 43) \
-    X(QDEPTH,           0x3c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 43) \
-    X(SQPSN,            0x40, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, ERNIC_F_NOQP1, 43) \
-    X(LSTRQREQ,         0x44, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, ERNIC_F_NOQP1, 43) \
-    X(DESTQPCONF,       0x48, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, 0, 43) \
-    X(TIMEOUTCONF,      0x4c, ERNIC_ACC_RW, 0,     0x001f3f3f, 0x001f3f3f, ERNIC_F_NOQP1, 45) \
-    X(MACDESADDLSB,     0x50, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
-    X(MACDESADDMSB,     0x54, ERNIC_ACC_RW, 0,     0x0000ffff, 0x0000ffff, 0, 44) \
-    X(IPDESADDR1,       0x60, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
-    X(IPDESADDR2,       0x64, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
-    X(IPDESADDR3,       0x68, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
-    X(IPDESADDR4,       0x6c, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 44) \
-    X(STATSSN,          0x80, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1, 45) \
-    X(STATMSN,          0x84, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1 | ERNIC_F_SWO, 45) \
-    X(STATQP,           0x88, ERNIC_ACC_RO, 0x600, 0x777f0e1f, 0x77000000, 0, 45) \
-    X(STATCURSQPTR,     0x8c, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 45) \
-    X(STATRESPSN,       0x90, ERNIC_ACC_RO, 0,     0x00ffffff, 0,          ERNIC_F_NOQP1, 46) \
-    X(STATRQBUFCA,      0x94, ERNIC_ACC_RO, 0,     0xffffff00, 0,          ERNIC_F_SWO, 46) \
-    X(STATWQE,          0x98, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          0, 46) \
-    X(STATRQPIDB,       0x9c, ERNIC_ACC_RO, 0,     0x0000ffff, 0,          ERNIC_F_SWO, 46) \
-    X(PD,               0xb0, ERNIC_ACC_RW, 0,     0x00ffffff, 0x00ffffff, ERNIC_F_NOQP1, 46) \
-    X(RQBAMSB,          0xc0, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(SQBAMSB,          0xc8, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(CQBAMSB,          0xd0, ERNIC_ACC_RW, 0,     0xffffffff, 0xffffffff, 0, 42) \
-    X(STATRQBUFCAMSB,   0xd8, ERNIC_ACC_RO, 0,     0xffffffff, 0,          ERNIC_F_SWO, 46)
+    X(QPCONF,           0x00, RW,  0,     0xffff07fd, 0xffff07fd, NONE, 41) \
+    X(QPADVCONF,        0x04, RW,  0,     0xffffff3f, 0xffffff3f, NOQP1, 41) \
+    X(RQBA,             0x08, RW,  0,     0xffffff00, 0xffffff00, NONE, 41) \
+    X(SQBA,             0x10, RW,  0,     0xffffffe0, 0xffffffe0, NONE, 42) \
+    X(CQBA,             0x18, RW,  0,     0xffffffe0, 0xffffffe0, NONE, 42) \
+    X(RQWPTRDBADD,      0x20, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(RQWPTRDBADDMSB,   0x24, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(CQDBADD,          0x28, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(CQDBADDMSB,       0x2c, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(CQHEAD,           0x30, RO,  0,     0x0000ffff, 0,          SWO, 43) \
+    X(RQCI,             0x34, RW,  0,     0x0000ffff, 0x0000ffff, NONE, 43) \
+    X(SQPI,             0x38, RW,  0,     0x0000ffff, 0x0000ffff, NONE, 43) \
+    X(QDEPTH,           0x3c, RW,  0,     0xffffffff, 0xffffffff, NONE, 43) \
+    X(SQPSN,            0x40, RW,  0,     0x00ffffff, 0x00ffffff, NOQP1, 43) \
+    X(LSTRQREQ,         0x44, RW,  0,     0xffffffff, 0xffffffff, NOQP1, 43) \
+    X(DESTQPCONF,       0x48, RW,  0,     0x00ffffff, 0x00ffffff, NONE, 43) \
+    X(TIMEOUTCONF,      0x4c, RW,  0,     0x001f3f3f, 0x001f3f3f, NOQP1, 45) \
+    X(MACDESADDLSB,     0x50, RW,  0,     0xffffffff, 0xffffffff, NONE, 44) \
+    X(MACDESADDMSB,     0x54, RW,  0,     0x0000ffff, 0x0000ffff, NONE, 44) \
+    X(IPDESADDR1,       0x60, RW,  0,     0xffffffff, 0xffffffff, NONE, 44) \
+    X(IPDESADDR2,       0x64, RW,  0,     0xffffffff, 0xffffffff, NONE, 44) \
+    X(IPDESADDR3,       0x68, RW,  0,     0xffffffff, 0xffffffff, NONE, 44) \
+    X(IPDESADDR4,       0x6c, RW,  0,     0xffffffff, 0xffffffff, NONE, 44) \
+    X(STATSSN,          0x80, RO,  0,     0x00ffffff, 0,          NOQP1, 45) \
+    X(STATMSN,          0x84, RO,  0,     0x00ffffff, 0,          NOQP1_SWO, 45) \
+    X(STATQP,           0x88, RO,  0x600, 0x777f0e1f, 0x77000000, NONE, 45) \
+    X(STATCURSQPTR,     0x8c, RO,  0,     0x0000ffff, 0,          SWO, 45) \
+    X(STATRESPSN,       0x90, RO,  0,     0x00ffffff, 0,          NOQP1, 46) \
+    X(STATRQBUFCA,      0x94, RO,  0,     0xffffff00, 0,          SWO, 46) \
+    X(STATWQE,          0x98, RO,  0,     0x0000ffff, 0,          NONE, 46) \
+    X(STATRQPIDB,       0x9c, RO,  0,     0x0000ffff, 0,          SWO, 46) \
+    X(PD,               0xb0, RW,  0,     0x00ffffff, 0x00ffffff, NOQP1, 46) \
+    X(RQBAMSB,          0xc0, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(SQBAMSB,          0xc8, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(CQBAMSB,          0xd0, RW,  0,     0xffffffff, 0xffffffff, NONE, 42) \
+    X(STATRQBUFCAMSB,   0xd8, RO,  0,     0xffffffff, 0,          SWO, 46)
 
-/* Offsets as ERNIC_<NAME> constants. */
+/*
+ * Offsets as ERNIC_<NAME> constants. (An X-macro expanding to enumerators:
+ * checkpatch's "complex values" warning does not apply.)
+ */
 #define ERNIC_REG_OFFSET_ENUM(name, off, acc, rst, mask, wmask, flags, page) \
     ERNIC_##name = (off),
 enum {
@@ -238,7 +244,7 @@ enum {
 #define ERNIC_CQINTSTS(n)               (ERNIC_CQINTSTS1 + 4 * ((n) - 1))
 #define ERNIC_CNPSCHDSTSREG(n)          (ERNIC_CNPSCHDSTS1REG + 4 * ((n) - 1))
 
-/* ------------------------------------------------------------------------
+/*
  * Register fields.
  */
 
@@ -353,7 +359,7 @@ enum {
 #define ERNIC_ACCESS_READ_WRITE         0x2
 #define ERNIC_ACCESSDESC_LENMSB_SHIFT   16
 
-/* ------------------------------------------------------------------------
+/*
  * Memory structures.
  */
 
