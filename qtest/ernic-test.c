@@ -640,6 +640,38 @@ static void test_msi(void)
     ernic_stop(e);
 }
 
+/* INTx: with MSI-X and MSI off, the line follows INTSTS & INTEN. */
+static int intx_level(Ernic *e)
+{
+    int high = 0;
+
+    /* q35 routes PCI INTx pins to IOAPIC inputs 16..23. */
+    for (int gsi = 16; gsi < 24; gsi++) {
+        high += qtest_get_irq(e->qts, gsi);
+    }
+    return high;
+}
+
+static void test_intx(void)
+{
+    Ernic *e = ernic_start(ERNIC_NUM_QP_DEFAULT, NULL);
+
+    qtest_irq_intercept_in(e->qts, "ioapic");
+    g_assert_cmpint(qpci_config_readb(e->dev, PCI_INTERRUPT_PIN), ==, 1);
+    setup_qp(e, 2, 0);
+    trigger_illegal_opcode(e, 2, 0);
+    g_assert_cmpint(intx_level(e), ==, 0);          /* INTEN clear */
+    wr(e, ERNIC_INTEN, ERNIC_INT_ILLEGAL_OPCODE);
+    g_assert_cmpint(intx_level(e), ==, 1);
+    wr(e, ERNIC_INTEN, 0);
+    g_assert_cmpint(intx_level(e), ==, 0);
+    wr(e, ERNIC_INTEN, ERNIC_INT_ILLEGAL_OPCODE);
+    g_assert_cmpint(intx_level(e), ==, 1);
+    wr(e, ERNIC_INTSTS, ERNIC_INT_ILLEGAL_OPCODE);
+    g_assert_cmpint(intx_level(e), ==, 0);
+    ernic_stop(e);
+}
+
 /*
  * Send queue index handling used by the software procedures of PG332 ch.6
  */
@@ -801,6 +833,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/irq/cq-int-gating", test_cq_int_gating);
     qtest_add_func("/ernic/irq/msix", test_msix);
     qtest_add_func("/ernic/irq/msi", test_msi);
+    qtest_add_func("/ernic/irq/intx", test_intx);
     qtest_add_func("/ernic/sq/wrap-and-override", test_sq_wrap_and_override);
     qtest_add_func("/ernic/sq/disabled", test_sq_disabled);
     qtest_add_func("/ernic/sq/hostile", test_sq_hostile);
