@@ -59,6 +59,6 @@ tap "guest reads PG332 reset value of XRNIC_BUF_THRESHOLD_ROCE" '= 0x0000965A'
 tap "guest reads the board MAC from MACXADDMSB/LSB" 'MACXADDMSB/LSB = 0x00005254 0x00E33201'
 tap "guest register writes read back" 'RESULT PASS'
 if [ "$fail" = 1 ]; then
-    printf '# %s\n' "$out" | tr -d '\r' | tail -n 40
+    printf '%s\n' "$out" | tr -d '\r' | tail -n 40 | sed 's/^/# /'
 fi
-exit 0
+exit "$fail"
