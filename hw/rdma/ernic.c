@@ -136,9 +136,13 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     for (int i = 0; i < ERNIC_MSIX_VECTORS; i++) {
         msix_vector_use(pci_dev, i);
     }
-    /* MSI is the fallback when the guest does not enable MSI-X. */
-    ret = msi_init(pci_dev, 0x50, 1, true, false, errp);
-    if (ret < 0) {
+    /*
+     * MSI is the fallback when the guest does not enable MSI-X; a machine
+     * without working MSI keeps MSI-X and INTx.
+     */
+    ret = msi_init(pci_dev, 0x50, 1, true, false, NULL);
+    if (ret < 0 && ret != -ENOTSUP) {
+        error_setg(errp, "ernic: cannot add the MSI capability");
         msix_uninit(pci_dev, &s->msix, &s->msix);
         return;
     }
