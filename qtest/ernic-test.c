@@ -542,6 +542,27 @@ static void test_cq_int_gating(void)
     ernic_stop(e);
 }
 
+/* QP256 (num-qp=256) lies beyond the last bank: no bank bit anywhere. */
+static void test_cq_bank_qp256(void)
+{
+    Ernic *e = ernic_start(ERNIC_NUM_QP_MAX, NULL);
+    uint32_t n;
+
+    setup_qp(e, ERNIC_NUM_QP_MAX, ERNIC_QPCONF_CQ_INT_EN);
+    trigger_illegal_opcode(e, ERNIC_NUM_QP_MAX, 0);
+    g_assert_cmphex(rd(e, ERNIC_INTSTS), ==,
+                    ERNIC_INT_ILLEGAL_OPCODE | ERNIC_INT_WQE_COMPLETION);
+    for (n = 1; n <= ERNIC_INTSTS_BANKS; n++) {
+        g_assert_cmphex(rd(e, ERNIC_CQINTSTS(n)), ==, 0);
+        g_assert_cmphex(rd(e, ERNIC_CNPSCHDSTSREG(n)), ==, 0);
+    }
+    /* QP255 is bank 8, bit 31. */
+    setup_qp(e, 255, ERNIC_QPCONF_CQ_INT_EN);
+    trigger_illegal_opcode(e, 255, 0);
+    g_assert_cmphex(rd(e, ERNIC_CQINTSTS(8)), ==, 1u << 31);
+    ernic_stop(e);
+}
+
 /* Program MSI-X vector 0 to write MSI_DATA to guest RAM, and unmask it. */
 static void msix_vector_to_ram(Ernic *e)
 {
@@ -831,6 +852,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/regs/bad-access", test_bad_access);
     qtest_add_func("/ernic/irq/illegal-opcode-w1c", test_illegal_opcode_w1c);
     qtest_add_func("/ernic/irq/cq-int-gating", test_cq_int_gating);
+    qtest_add_func("/ernic/irq/cq-bank-qp256", test_cq_bank_qp256);
     qtest_add_func("/ernic/irq/msix", test_msix);
     qtest_add_func("/ernic/irq/msi", test_msi);
     qtest_add_func("/ernic/irq/intx", test_intx);

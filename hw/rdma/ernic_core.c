@@ -158,7 +158,14 @@ void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn)
     if (!(qpconf & enable)) {
         return;
     }
-    c->gcsr[ERNIC_GW(bank) + ERNIC_QP_BANK(qpn)] |= ERNIC_QP_BANK_BIT(qpn);
+    /*
+     * The eight banks cover QP numbers 0..255 (PG332 p.38); with num-qp=256,
+     * QP256 has no bank bit and is reported through INTSTS alone.
+     */
+    if (ERNIC_QP_BANK(qpn) < ERNIC_INTSTS_BANKS) {
+        c->gcsr[ERNIC_GW(bank) + ERNIC_QP_BANK(qpn)] |=
+            ERNIC_QP_BANK_BIT(qpn);
+    }
     ernic_core_raise(c, cause);
 }
 
