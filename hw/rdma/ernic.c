@@ -6,7 +6,9 @@
  * Usage: -device ernic,netdev=<id>[,mac=<addr>][,num-qp=<8..256>]
  *
  * BAR0  256 KiB ERNIC register window (PG332 Table 2-7)
- * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt
+ * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt, vector 1
+ *       the Ethernet path's
+ * BAR4  Ethernet path for non-RoCE frames (docs/engine.md)
  *
  * Documentation: docs/user-guide.md, docs/registers.md.
  *
@@ -39,6 +41,7 @@ struct ErnicState {
 
     MemoryRegion regs;
     MemoryRegion msix;
+    MemoryRegion eth;
 
     ErnicCore core;
 };
@@ -78,17 +81,68 @@ static const MemoryRegionOps ernic_mmio_ops = {
     },
 };
 
+static uint64_t ernic_eth_mmio_read(void *opaque, hwaddr addr,
+                                    unsigned size)
+{
+    ErnicState *s = opaque;
+
+    return ernic_eth_read(&s->core, addr, size);
+}
+
+static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                                 unsigned size)
+{
+    ErnicState *s = opaque;
+
+    ernic_eth_write(&s->core, addr, val, size);
+}
+
+static const MemoryRegionOps ernic_eth_ops = {
+    .read = ernic_eth_mmio_read,
+    .write = ernic_eth_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+    .impl = {
+        .min_access_size = 1,
+        .max_access_size = 8,
+        .unaligned = true,
+    },
+};
+
 static bool ernic_nc_can_receive(NetClientState *nc)
 {
-    return true;
+    ErnicState *s = qemu_get_nic_opaque(nc);
+
+    /* Frames are taken while the function may master the bus. */
+    return s->parent_obj.config[PCI_COMMAND] & PCI_COMMAND_MASTER;
 }
 
 static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
-    /* The receive path belongs to the packet engine; frames are dropped. */
-    trace_ernic_rx_drop(size);
+    ErnicState *s = qemu_get_nic_opaque(nc);
+
+    ernic_net_receive(&s->core, buf, size);
     return size;
+}
+
+static void ernic_tx_done(NetClientState *nc, ssize_t len)
+{
+    ErnicState *s = qemu_get_nic_opaque(nc);
+
+    ernic_core_tx_resume(&s->core);
+}
+
+static bool ernic_tx(void *opaque, const uint8_t *buf, size_t len)
+{
+    ErnicState *s = opaque;
+
+    return qemu_send_packet_async(qemu_get_queue(s->nic), buf, len,
+                                  ernic_tx_done) != 0;
 }
 
 static NetClientInfo ernic_net_info = {
@@ -122,6 +176,11 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     pci_register_bar(pci_dev, ERNIC_BAR_MSIX, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->msix);
 
+    memory_region_init_io(&s->eth, OBJECT(s), &ernic_eth_ops, s,
+                          "ernic-eth", ERNIC_ETH_BAR_SIZE);
+    pci_register_bar(pci_dev, ERNIC_BAR_ETH, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->eth);
+
     /* Capabilities, in reverse order of the list they form. */
     ret = pcie_endpoint_cap_init(pci_dev, 0xa0);
     if (ret < 0) {
@@ -153,7 +212,8 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
 
-    ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a);
+    ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
+                       ernic_tx, s);
 }
 
 static void ernic_exit(PCIDevice *pci_dev)

@@ -105,24 +105,47 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
  * handler which clears only what it has seen never loses an interrupt. With
  * INTx the line follows the level.
  */
-static void ernic_irq_update(ErnicCore *c, bool notify)
+static bool ernic_eth_irq_pending(ErnicCore *c)
+{
+    return c->eth[ERNIC_ETH_INTSTS / 4] & c->eth[ERNIC_ETH_INTEN / 4];
+}
+
+/*
+ * Without MSI-X the ERNIC and the Ethernet path share the one MSI message
+ * or the INTx line.
+ */
+static void ernic_irq_signal(ErnicCore *c, unsigned vector, bool notify,
+                             bool pending)
 {
     PCIDevice *d = c->owner;
-    uint32_t pending = ernic_gcsr(c, ERNIC_INTSTS) & ernic_gcsr(c, ERNIC_INTEN);
 
-    trace_ernic_irq(ernic_gcsr(c, ERNIC_INTSTS), ernic_gcsr(c, ERNIC_INTEN),
-                    notify && pending);
     if (msix_enabled(d)) {
         if (notify && pending) {
-            msix_notify(d, ERNIC_MSIX_VEC_ERNIC);
+            msix_notify(d, vector);
         }
     } else if (msi_enabled(d)) {
         if (notify && pending) {
             msi_notify(d, 0);
         }
     } else {
-        pci_set_irq(d, pending != 0);
+        pci_set_irq(d, pending || ernic_eth_irq_pending(c) ||
+                       (ernic_gcsr(c, ERNIC_INTSTS) &
+                        ernic_gcsr(c, ERNIC_INTEN)));
     }
+}
+
+static void ernic_irq_update(ErnicCore *c, bool notify)
+{
+    uint32_t pending = ernic_gcsr(c, ERNIC_INTSTS) & ernic_gcsr(c, ERNIC_INTEN);
+
+    trace_ernic_irq(ernic_gcsr(c, ERNIC_INTSTS), ernic_gcsr(c, ERNIC_INTEN),
+                    notify && pending);
+    ernic_irq_signal(c, ERNIC_MSIX_VEC_ERNIC, notify, pending);
+}
+
+void ernic_core_eth_irq(ErnicCore *c, bool notify)
+{
+    ernic_irq_signal(c, ERNIC_MSIX_VEC_ETH, notify, ernic_eth_irq_pending(c));
 }
 
 void ernic_core_raise(ErnicCore *c, uint32_t causes)
@@ -250,8 +273,18 @@ static void ernic_qp_written(ErnicCore *c, uint32_t qpn, hwaddr off,
         ernic_sq_doorbell(c, qpn);
         break;
     case ERNIC_QPCONF:
-        /* A QP that is (re-)enabled resumes doorbells posted meanwhile. */
+        /*
+         * Enabling a QP starts its transport state afresh (and clears
+         * FATAL); it then resumes doorbells posted meanwhile. Disabling
+         * drops the transport state.
+         */
+        if ((qpconf ^ old) & ERNIC_QPCONF_QP_EN) {
+            ernic_qp_engine_reset(c, qpn);
+        }
         if ((qpconf & ERNIC_QPCONF_QP_EN) && !(old & ERNIC_QPCONF_QP_EN)) {
+            ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
+                             ernic_qp_reg(c, qpn, ERNIC_STATQP) &
+                             ~ERNIC_STATQP_FATAL);
             ernic_sq_doorbell(c, qpn);
         }
         break;
@@ -346,6 +379,60 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
 }
 
 /*
+ * Engine helpers
+ */
+
+uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
+{
+    uint32_t code = (ernic_qp_reg(c, qpn, ERNIC_QPCONF) &
+                     ERNIC_QPCONF_PMTU_MASK) >> ERNIC_QPCONF_PMTU_SHIFT;
+
+    /* Codes 5..7 are reserved (PG332 p.41); they act as 4096. */
+    return 256u << MIN(code, ERNIC_PMTU_4096);
+}
+
+void ernic_count16(ErnicCore *c, hwaddr reg, bool high)
+{
+    uint32_t v = ernic_gcsr(c, reg);
+
+    if (high) {
+        v = (v & 0xffff) | ((v + 0x10000) & 0xffff0000);
+    } else {
+        v = (v & 0xffff0000) | ((v + 1) & 0xffff);
+    }
+    ernic_gcsr_set(c, reg, v);
+}
+
+void ernic_count32(ErnicCore *c, hwaddr reg)
+{
+    ernic_gcsr_set(c, reg, ernic_gcsr(c, reg) + 1);
+}
+
+void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
+
+    timer_del(qp->retry_timer);
+    timer_del(qp->rnr_timer);
+    timer_del(qp->ack_timer);
+    qp->osq_head = qp->osq_count = 0;
+    qp->tx_idx = qp->tx_pkt = 0;
+    qp->sent_psn = 0;
+    qp->rnr_wait = false;
+    qp->retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
+                       ERNIC_TIMEOUTCONF_RETRY_SHIFT;
+    qp->rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
+                   ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
+    qp->rq_off = 0;
+    qp->wr_addr = 0;
+    qp->wr_left = 0;
+    qp->nak_sent = false;
+    qp->ack_pending = false;
+    qp->rd_head = qp->rd_count = 0;
+}
+
+/*
  * Lifecycle
  */
 
@@ -364,6 +451,8 @@ void ernic_core_reset(ErnicCore *c)
     trace_ernic_reset();
     qemu_bh_cancel(c->sq_bh);
     bitmap_zero(c->sq_pending, ERNIC_NUM_QP_MAX + 1);
+    ernic_net_reset(c);
+    ernic_eth_reset(c);
 
     for (i = 0; i < ERNIC_PDT_ENTRIES; i++) {
         ernic_reset_block(c->pdt[i], ernic_pdt_info, ERNIC_PDT_WORDS);
@@ -373,6 +462,9 @@ void ernic_core_reset(ErnicCore *c)
         ernic_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
         c->qp[i].sq_next = 0;
         c->qp[i].cq_next = 0;
+        if (c->qp[i].retry_timer) {
+            ernic_qp_engine_reset(c, i);
+        }
     }
 
     /*
@@ -388,18 +480,47 @@ void ernic_core_reset(ErnicCore *c)
 }
 
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
-                        const uint8_t *mac)
+                        const uint8_t *mac, ErnicTxFn tx, void *tx_opaque)
 {
+    MemReentrancyGuard *guard = &DEVICE(owner)->mem_reentrancy_guard;
+    uint32_t i;
+
     c->owner = owner;
     c->num_qp = num_qp;
+    c->tx = tx;
+    c->tx_opaque = tx_opaque;
     memcpy(c->mac, mac, sizeof(c->mac));
-    c->sq_bh = qemu_bh_new_guarded(ernic_sq_process_pending, c,
-                                   &DEVICE(owner)->mem_reentrancy_guard);
+    c->sq_bh = qemu_bh_new_guarded(ernic_sq_process_pending, c, guard);
+    c->lo_bh = qemu_bh_new_guarded(ernic_net_loopback_bh, c, guard);
+    c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
+    g_queue_init(&c->lo_queue);
+    for (i = 1; i <= num_qp; i++) {
+        ErnicQP *qp = &c->qp[i];
+
+        qp->core = c;
+        qp->qpn = i;
+        qp->retry_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                       ernic_comp_retry_timer, qp);
+        qp->rnr_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     ernic_comp_rnr_timer, qp);
+        qp->ack_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                     ernic_resp_ack_timer, qp);
+    }
     ernic_core_reset(c);
 }
 
 void ernic_core_unrealize(ErnicCore *c)
 {
+    uint32_t i;
+
+    for (i = 1; i <= c->num_qp; i++) {
+        timer_free(c->qp[i].retry_timer);
+        timer_free(c->qp[i].rnr_timer);
+        timer_free(c->qp[i].ack_timer);
+    }
+    ernic_net_reset(c);
     qemu_bh_delete(c->sq_bh);
+    qemu_bh_delete(c->lo_bh);
+    qemu_bh_delete(c->eth_bh);
     c->sq_bh = NULL;
 }

@@ -11,6 +11,8 @@
 
 #include "exec/hwaddr.h"
 #include "hw/rdma/ernic_regs.h"
+#include "qemu/timer.h"
+#include "ernic_wire.h"
 
 #define ERNIC_PDT_WORDS     (ERNIC_PDT_STRIDE / 4)
 #define ERNIC_GCSR_WORDS    (ERNIC_GCSR_SIZE / 4)
@@ -20,8 +22,47 @@
 #define ERNIC_W(off)        ((off) / 4)
 #define ERNIC_GW(off)       (((off) - ERNIC_GCSR_BASE) / 4)
 
+/* Outstanding WQEs per QP (PG332 Table 3-2: 16 write-retry buffers/QP). */
+#define ERNIC_OSQ_DEPTH     16
+/* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
+#define ERNIC_READ_RES      16
+/* Packets one QP may send per turn of the transmit bottom half. */
+#define ERNIC_TX_BUDGET     64
+/* Frames held for internal loopback before further ones are dropped. */
+#define ERNIC_LOOPBACK_MAX  4096
+
+/* A WQE taken from the SQ and not yet completed (requester state). */
+typedef struct ErnicOsq {
+    uint16_t slot;
+    uint16_t wrid;
+    uint8_t opcode;             /* ERNIC_OP_* or a reserved value */
+    bool error;                 /* complete with ERRFLAG, never sent */
+    bool done;                  /* may complete once older ones have */
+    uint32_t psn;               /* first PSN */
+    uint32_t npkts;             /* PSNs it consumes */
+    uint64_t laddr;
+    uint64_t raddr;
+    uint32_t len;
+    uint32_t rkey;
+    uint32_t imm;
+    uint8_t sdata[ERNIC_WQE_SDATA_MAX];
+    uint32_t read_pkts;         /* READ: response packets received */
+} ErnicOsq;
+
+/* An incoming READ request being answered (responder state). */
+typedef struct ErnicReadRes {
+    uint32_t psn;
+    uint32_t npkts;
+    uint32_t sent;              /* response packets sent */
+    uint64_t addr;              /* bus address of the first byte */
+    uint32_t len;
+    uint32_t msn;
+} ErnicReadRes;
+
 typedef struct ErnicQP {
     uint32_t regs[ERNIC_QP_WORDS];
+    struct ErnicCore *core;
+    uint32_t qpn;
     /*
      * Send queue position of the next WQE to fetch, as a slot index
      * (0 .. SQ depth - 1). Not a register: STATCURSQPTRi reports it.
@@ -29,24 +70,68 @@ typedef struct ErnicQP {
     uint16_t sq_next;
     /* Completed WQEs, as a slot index (0 .. SQ depth - 1). */
     uint16_t cq_next;
+
+    /* Requester: outstanding queue, oldest first (ring). */
+    ErnicOsq osq[ERNIC_OSQ_DEPTH];
+    uint32_t osq_head;
+    uint32_t osq_count;
+    uint32_t tx_idx;            /* osq entry being sent (relative) */
+    uint32_t tx_pkt;            /* its next packet */
+    uint32_t sent_psn;          /* PSN after the newest one ever sent */
+    uint32_t retries_left;
+    uint32_t rnr_left;
+    bool rnr_wait;              /* RNR NAK timer running */
+    QEMUTimer *retry_timer;
+    QEMUTimer *rnr_timer;
+
+    /* Responder. */
+    uint32_t rq_off;            /* bytes of the current SEND in its buffer */
+    uint64_t wr_addr;           /* bus address of the next WRITE byte */
+    uint32_t wr_left;           /* bytes the current WRITE may still carry */
+    bool nak_sent;              /* PSN sequence NAK sent, not yet recovered */
+    bool ack_pending;           /* coalesced ACK owed (XRNICCONF[4:3]) */
+    ErnicReadRes rd[ERNIC_READ_RES];
+    uint32_t rd_head;
+    uint32_t rd_count;          /* resources still being answered */
+    uint32_t rd_done;           /* answered ones kept for duplicates */
+    QEMUTimer *ack_timer;
 } ErnicQP;
 
-typedef struct ErnicCore {
+typedef struct ErnicCore ErnicCore;
+
+/*
+ * Put a frame on the wire; false when the backend queued it and will call
+ * ernic_core_tx_resume() once it can take more.
+ */
+typedef bool (*ErnicTxFn)(void *opaque, const uint8_t *buf, size_t len);
+
+struct ErnicCore {
     PCIDevice *owner;           /* DMA master and interrupt source */
     uint32_t num_qp;            /* C_NUM_QP */
     uint8_t mac[6];             /* board MAC: reset value of MACXADD* */
+    ErnicTxFn tx;
+    void *tx_opaque;
 
     uint32_t pdt[ERNIC_PDT_ENTRIES][ERNIC_PDT_WORDS];
     uint32_t gcsr[ERNIC_GCSR_WORDS];
     ErnicQP qp[ERNIC_NUM_QP_MAX + 1];   /* indexed by QPN; [0] unused */
 
-    /* Doorbell work is done in a bottom half, never in MMIO context. */
+    /* Doorbell and transmit work is done in a bottom half, never in MMIO. */
     QEMUBH *sq_bh;
     unsigned long sq_pending[BITS_TO_LONGS(ERNIC_NUM_QP_MAX + 1)];
-} ErnicCore;
+    bool tx_blocked;            /* backend queue full */
+
+    /* Frames to our own MAC, delivered from a bottom half. */
+    QEMUBH *lo_bh;
+    GQueue lo_queue;
+
+    /* Ethernet path (ernic_eth.c) */
+    uint32_t eth[ERNIC_ETH_BAR_SIZE / 4];
+    QEMUBH *eth_bh;
+};
 
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
-                        const uint8_t *mac);
+                        const uint8_t *mac, ErnicTxFn tx, void *tx_opaque);
 void ernic_core_unrealize(ErnicCore *c);
 void ernic_core_reset(ErnicCore *c);
 
@@ -55,6 +140,7 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
 
 /* Interrupts (ernic_core.c) */
 void ernic_core_raise(ErnicCore *c, uint32_t causes);
+void ernic_core_eth_irq(ErnicCore *c, bool notify);
 void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn);
 
 static inline uint32_t ernic_qp_reg(ErnicCore *c, uint32_t qpn, hwaddr off)
@@ -73,8 +159,68 @@ static inline uint32_t ernic_gcsr(ErnicCore *c, hwaddr off)
     return c->gcsr[ERNIC_GW(off)];
 }
 
-/* Send queue (ernic_sq.c) */
+static inline void ernic_gcsr_set(ErnicCore *c, hwaddr off, uint32_t val)
+{
+    c->gcsr[ERNIC_GW(off)] = val;
+}
+
+static inline uint64_t ernic_qp_addr(ErnicCore *c, uint32_t qpn, hwaddr lo,
+                                     hwaddr hi)
+{
+    return ((uint64_t)ernic_qp_reg(c, qpn, hi) << 32) |
+           ernic_qp_reg(c, qpn, lo);
+}
+
+/* PSN arithmetic modulo 2^24: negative when a is before b. */
+static inline int32_t ernic_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+/* Path MTU of a QP in bytes (QPCONFi[10:8]; reserved codes mean 4096). */
+uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
+/* Statistics: add 1 to the 16-bit half of a global counter register. */
+void ernic_count16(ErnicCore *c, hwaddr reg, bool high);
+void ernic_count32(ErnicCore *c, hwaddr reg);
+
+/* Network (ernic_net.c) */
+void ernic_net_xmit(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_core_tx_resume(ErnicCore *c);
+void ernic_net_loopback_bh(void *opaque);
+void ernic_net_reset(ErnicCore *c);
+void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+/* QP entered the FATAL state (PG332 Table 2-4, p.17). */
+void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
+
+/* Requester (ernic_req.c) */
 void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn);
 void ernic_sq_process_pending(void *opaque);
+void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from);
+
+/* Completer (ernic_comp.c) */
+void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn);
+void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn);
+void ernic_comp_flush(ErnicCore *c, uint32_t qpn);
+void ernic_comp_retry_timer(void *opaque);
+void ernic_comp_rnr_timer(void *opaque);
+void ernic_sq_update_status(ErnicCore *c, uint32_t qpn);
+
+/* Responder (ernic_resp.c) */
+void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt);
+bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget);
+void ernic_resp_ack_timer(void *opaque);
+
+/* QP engine state (ernic_core.c) */
+void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn);
+
+/* Ethernet path (ernic_eth.c) */
+uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size);
+void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
+void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_eth_bh(void *opaque);
+void ernic_eth_reset(ErnicCore *c);
 
 #endif /* HW_RDMA_ERNIC_CORE_H */

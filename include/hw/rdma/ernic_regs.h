@@ -29,8 +29,10 @@
 
 #define ERNIC_BAR_REGS                  0       /* PG332 register window */
 #define ERNIC_BAR_MSIX                  2       /* MSI-X table and PBA */
-#define ERNIC_MSIX_VECTORS              1
+#define ERNIC_BAR_ETH                   4       /* Ethernet path (not PG332) */
+#define ERNIC_MSIX_VECTORS              2
 #define ERNIC_MSIX_VEC_ERNIC            0       /* the one ERNIC interrupt */
+#define ERNIC_MSIX_VEC_ETH              1       /* Ethernet path interrupt */
 
 /*
  * Address map (PG332 "Register Space", Table 2-7; 256 KiB window).
@@ -394,5 +396,103 @@ enum {
 #define ERNIC_IPKTERRQ_ENTRY_SIZE       8
 #define ERNIC_IPKTERRQ_CODE_MASK        0xffffu
 #define ERNIC_IPKTERRQ_QPID_SHIFT       16
+
+/*
+ * Packet validation error syndrome bits (PG332 Table 2-3), the 4-byte
+ * prefix of every error buffer entry.
+ */
+#define ERNIC_SYND_DST_MAC              (1u << 0)
+#define ERNIC_SYND_IP_VERSION           (1u << 2)
+#define ERNIC_SYND_IPV4_IHL             (1u << 3)
+#define ERNIC_SYND_IPV4_FLAGS           (1u << 5)
+#define ERNIC_SYND_IPV4_FRAG            (1u << 6)
+#define ERNIC_SYND_DST_IP               (1u << 8)
+#define ERNIC_SYND_IPV4_CSUM            (1u << 9)
+#define ERNIC_SYND_IP_LEN               (1u << 10)
+#define ERNIC_SYND_UDP_LEN              (1u << 12)
+#define ERNIC_SYND_BTH_TVER             (1u << 13)
+#define ERNIC_SYND_QP_UNSUPPORTED       (1u << 14)
+#define ERNIC_SYND_QP_NOT_ENABLED       (1u << 15)
+#define ERNIC_SYND_OPCODE_SEQ           (1u << 16)
+#define ERNIC_SYND_OPCODE_UNSUPPORTED   (1u << 17)
+#define ERNIC_SYND_PAD                  (1u << 18)
+#define ERNIC_SYND_PMTU                 (1u << 19)
+#define ERNIC_SYND_RQ_FULL              (1u << 20)
+#define ERNIC_SYND_PSN_SEQ              (1u << 21)
+#define ERNIC_SYND_AETH                 (1u << 22)
+#define ERNIC_SYND_BAD_RESPONSE         (1u << 23)
+#define ERNIC_SYND_SRC_IP               (1u << 27)
+#define ERNIC_SYND_SRC_MAC              (1u << 28)
+#define ERNIC_SYND_ICRC                 (1u << 30)
+#define ERNIC_SYND_FCS                  (1u << 31)
+
+/* Bytes of a failing packet kept after the syndrome in an error buffer. */
+#define ERNIC_ERRBUF_SYND_SIZE          4
+
+/* FATAL codes of the incoming packet error status queue (PG332 Table 2-4) */
+#define ERNIC_FATAL_OPCODE_SEQ          0x01
+#define ERNIC_FATAL_LENGTH              0x02
+#define ERNIC_FATAL_UNSUPPORTED_OPCODE  0x04
+#define ERNIC_FATAL_WQE_PROCESSOR       0x05
+#define ERNIC_FATAL_RESPONSE_HANDLER    0x06
+#define ERNIC_FATAL_RNR_COUNTER         0x09
+#define ERNIC_FATAL_NAK_RECEIVED        0x0a
+#define ERNIC_FATAL_ACK_OPCODE          0x0c
+#define ERNIC_FATAL_RNR_DOWN_COUNTER    0x0d
+#define ERNIC_FATAL_READ_RESOURCES      0x10
+#define ERNIC_FATAL_WRITE_OPCODE_SEQ    0x11
+#define ERNIC_FATAL_WRITE_LENGTH        0x12
+#define ERNIC_FATAL_RKEY                0x15
+#define ERNIC_FATAL_RETH_LENGTH         0x16
+#define ERNIC_FATAL_AETH                0x19
+#define ERNIC_FATAL_READ_RESP_ONLY_LEN  0x1a
+#define ERNIC_FATAL_BAD_RESPONSE        0x1b
+#define ERNIC_FATAL_READ_RESP_LAST_ONLY 0x1c
+#define ERNIC_FATAL_READ_RESP_MID_LEN   0x1e
+#define ERNIC_FATAL_READ_RESP_LAST      0x1f
+
+/*
+ * Ethernet path, BAR4 (not part of PG332).
+ *
+ * ERNIC passes non-RoCE traffic through separate AXI-Stream ports (PG332
+ * p.8, Table 2-5) to logic outside the IP. On a board that logic is a
+ * DMA engine; this device models it as two descriptor rings so that a
+ * guest can run an ordinary net_device next to the RDMA engine
+ * (docs/engine.md, "Ethernet path").
+ */
+#define ERNIC_ETH_BAR_SIZE              0x1000
+#define ERNIC_ETH_ID                    0x000   /* RO "ETH1" */
+#define ERNIC_ETH_CTRL                  0x004   /* RW */
+#define ERNIC_ETH_INTSTS                0x008   /* W1C */
+#define ERNIC_ETH_INTEN                 0x00c   /* RW */
+#define ERNIC_ETH_TXBA                  0x010   /* RW, 16-byte aligned */
+#define ERNIC_ETH_TXBAMSB               0x014
+#define ERNIC_ETH_TXSZ                  0x018   /* entries, power of 2 */
+#define ERNIC_ETH_TXPI                  0x01c   /* SW: next slot to post */
+#define ERNIC_ETH_TXCI                  0x020   /* RO: next slot to send */
+#define ERNIC_ETH_RXBA                  0x030
+#define ERNIC_ETH_RXBAMSB               0x034
+#define ERNIC_ETH_RXSZ                  0x038
+#define ERNIC_ETH_RXPI                  0x03c   /* SW: buffers posted */
+#define ERNIC_ETH_RXCI                  0x040   /* RO: next slot to fill */
+#define ERNIC_ETH_TXPKTCNT              0x050   /* RO */
+#define ERNIC_ETH_RXPKTCNT              0x054   /* RO */
+#define ERNIC_ETH_RXDROPCNT             0x058   /* RO: no buffer posted */
+
+#define ERNIC_ETH_ID_VALUE              0x31485445u     /* "ETH1" */
+#define ERNIC_ETH_CTRL_TX_EN            (1u << 0)
+#define ERNIC_ETH_CTRL_RX_EN            (1u << 1)
+#define ERNIC_ETH_INT_TX                (1u << 0)
+#define ERNIC_ETH_INT_RX                (1u << 1)
+#define ERNIC_ETH_RING_MAX              4096
+
+/* Ethernet path descriptor, 16 bytes, little endian */
+#define ERNIC_ETH_DESC_SIZE             16
+#define ERNIC_ETH_DESC_ADDR             0       /* 64 bits: buffer */
+#define ERNIC_ETH_DESC_LEN              8       /* 16 bits: bytes */
+#define ERNIC_ETH_DESC_FLAGS            10      /* 16 bits */
+#define ERNIC_ETH_DESC_DONE             (1u << 0)
+#define ERNIC_ETH_DESC_ERR              (1u << 1)
+#define ERNIC_ETH_FRAME_MAX             9216
 
 #endif /* HW_RDMA_ERNIC_REGS_H */

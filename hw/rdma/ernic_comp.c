@@ -1,0 +1,471 @@
+/*
+ * ERNIC completer ("Response Handler", PG332 v3.1 ch.1): ACK, NAK, RNR NAK
+ * and READ responses for the outstanding queue, the retransmit and RNR
+ * timers, and completion reporting (CQHEADi, CQDBADDi, CQEs; PG332 Table
+ * 2-2, ch.6 "Processing WQE Completions").
+ *
+ * CQHEADi reports the slot index of the next WQE to complete, except that
+ * once every posted WQE has completed it equals SQPIi exactly, so that
+ * "CQHEADi == SQPIi" (PG332 ch.6, QP deletion and fatal recovery) holds
+ * whichever numbering software uses (docs/registers.md, "Choices").
+ *
+ * Timers run on QEMU_CLOCK_VIRTUAL. The retransmit period is 4.096 us x
+ * 2^TIMEOUTCONFi[5:0] (IBTA C9-141; 0 disables it), the RNR wait is the
+ * IBTA Table 45 value named by the RNR NAK.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "hw/pci/pci_device.h"
+#include "system/dma.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+/* IBTA vol. 1 Table 45: RNR NAK timer field to microseconds. */
+static const uint32_t ernic_rnr_us[32] = {
+    655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+    1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+    40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+#define ERNIC_RETRY_INFINITE    7       /* IBTA: RNR retry 7 = no limit */
+
+static ErnicOsq *ernic_osq(ErnicQP *qp, uint32_t i)
+{
+    return &qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH];
+}
+
+static uint32_t ernic_osq_last_psn(const ErnicOsq *e)
+{
+    return (e->psn + e->npkts - 1) & ERNIC_PSN_MASK;
+}
+
+void ernic_sq_update_status(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
+    uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
+    uint16_t pi = depth ? ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth : 0;
+
+    statqp &= ~(ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
+                ERNIC_STATQP_OSQ_FULL | ERNIC_STATQP_RETRY_CNT_MASK |
+                ERNIC_STATQP_RNR_CNT_MASK);
+    if (qp->sq_next == pi && qp->tx_idx == qp->osq_count) {
+        statqp |= ERNIC_STATQP_SQ_EMPTY;
+    }
+    if (qp->osq_count == 0) {
+        statqp |= ERNIC_STATQP_OSQ_EMPTY;
+    } else if (qp->osq_count == ERNIC_OSQ_DEPTH) {
+        statqp |= ERNIC_STATQP_OSQ_FULL;
+    }
+    statqp |= (qp->retries_left << ERNIC_STATQP_RETRY_CNT_SHIFT) &
+              ERNIC_STATQP_RETRY_CNT_MASK;
+    statqp |= (qp->rnr_left << ERNIC_STATQP_RNR_CNT_SHIFT) &
+              ERNIC_STATQP_RNR_CNT_MASK;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATCURSQPTR, qp->sq_next);
+}
+
+/*
+ * Complete the WQE at the CQ position: write its CQE when QPCONFi[5] is
+ * set, advance CQHEADi and DMA it to CQDBADDi, and raise the completion
+ * interrupt (PG332 pp.21-23).
+ */
+static void ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
+                              uint16_t wrid, uint8_t opcode, bool error)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t sqpi = ernic_qp_reg(c, qpn, ERNIC_SQPI);
+    uint64_t cqdb = ernic_qp_addr(c, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB);
+    uint32_t cqhead;
+    uint8_t buf[4];
+
+    if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_CQE_WR_EN) {
+        uint64_t cqe_addr = ernic_qp_addr(c, qpn, ERNIC_CQBA, ERNIC_CQBAMSB) +
+                            (uint64_t)qp->cq_next * ERNIC_CQE_SIZE;
+
+        stl_le_p(buf, wrid | (opcode << ERNIC_CQE_OPCODE_SHIFT) |
+                      ((uint32_t)error << ERNIC_CQE_ERRFLAG_SHIFT));
+        if (pci_dma_write(c->owner, cqe_addr, buf, sizeof(buf)) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u CQE write to 0x%"
+                          PRIx64 " failed\n", qpn, cqe_addr);
+        }
+    }
+
+    qp->cq_next = (qp->cq_next + 1) % depth;
+    cqhead = qp->cq_next == sqpi % depth ? sqpi : qp->cq_next;
+    ernic_qp_set_reg(c, qpn, ERNIC_CQHEAD, cqhead);
+    trace_ernic_sq_complete(qpn, wrid, opcode, error, cqhead);
+
+    /* Address 0 means "no doorbell word": nothing is written there. */
+    if (cqdb) {
+        stl_le_p(buf, cqhead);
+        if (pci_dma_write(c->owner, cqdb, buf, sizeof(buf)) != MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u CQ doorbell write to "
+                          "0x%" PRIx64 " failed\n", qpn, cqdb);
+        }
+    }
+    ernic_core_raise_qp(c, ERNIC_INT_WQE_COMPLETION, qpn);
+}
+
+static void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
+{
+    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
+
+    c->qp[qpn].retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
+                              ERNIC_TIMEOUTCONF_RETRY_SHIFT;
+    c->qp[qpn].rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
+                          ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
+}
+
+/* Complete, in SQ order, the finished WQEs at the head. */
+void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
+    bool progress = false;
+
+    while (qp->osq_count && ernic_osq(qp, 0)->done) {
+        ErnicOsq *e = ernic_osq(qp, 0);
+
+        if (depth >= 2) {
+            ernic_sq_complete(c, qpn, depth, e->wrid, e->opcode, e->error);
+        }
+        qp->osq_head = (qp->osq_head + 1) % ERNIC_OSQ_DEPTH;
+        qp->osq_count--;
+        qp->tx_idx = qp->tx_idx ? qp->tx_idx - 1 : 0;
+        progress = true;
+    }
+    if (!progress) {
+        return;
+    }
+    if (qp->osq_count) {
+        ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, ernic_osq(qp, 0)->psn);
+        /* The retransmit period restarts on progress. */
+        timer_del(qp->retry_timer);
+        ernic_comp_arm_retry(c, qpn);
+    } else {
+        ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN,
+                         ernic_qp_reg(c, qpn, ERNIC_SQPSN));
+        timer_del(qp->retry_timer);
+    }
+    ernic_sq_update_status(c, qpn);
+    /* Room in the outstanding queue: fetch more. */
+    ernic_sq_doorbell(c, qpn);
+}
+
+/* FATAL: everything outstanding completes with ERRFLAG (PG332 p.14). */
+void ernic_comp_flush(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t i;
+
+    for (i = 0; i < qp->osq_count; i++) {
+        ernic_osq(qp, i)->done = true;
+        ernic_osq(qp, i)->error = true;
+    }
+    qp->tx_idx = qp->osq_count;
+    qp->rnr_wait = false;
+    timer_del(qp->retry_timer);
+    timer_del(qp->rnr_timer);
+    ernic_comp_complete_ready(c, qpn);
+}
+
+void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t t = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
+                 ERNIC_TIMEOUTCONF_TIMEOUT_MASK;
+
+    if (qpn == ERNIC_QP_GSI || !qp->osq_count || !qp->tx_idx || t == 0 ||
+        timer_pending(qp->retry_timer)) {
+        return;
+    }
+    /* 4.096 us << t, t capped at 31 as IBTA's 5-bit field. */
+    timer_mod(qp->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (4096LL << MIN(t, 31)));
+}
+
+/* Retry: whole WQEs again from @from (PG332 p.10), while counts last. */
+static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if (qp->retries_left == 0 &&
+        !(ernic_gcsr(c, ERNIC_XRNICADCONF) &
+          ERNIC_XRNICADCONF_RETRY_FATAL_DIS)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u retry count exhausted\n",
+                      qpn);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
+        return;
+    }
+    if (qp->retries_left) {
+        qp->retries_left--;
+    }
+    timer_del(qp->retry_timer);
+    ernic_req_retransmit(c, qpn, from);
+    ernic_sq_update_status(c, qpn);
+}
+
+/* No response within the retransmit period: retry from the oldest WQE. */
+void ernic_comp_retry_timer(void *opaque)
+{
+    ErnicQP *qp = opaque;
+
+    if (qp->osq_count && qp->tx_idx) {
+        trace_ernic_timeout(qp->qpn, "retransmit");
+        ernic_comp_retry(qp->core, qp->qpn, 0);
+    }
+}
+
+/* The RNR NAK wait is over: send again from the rewound position. */
+void ernic_comp_rnr_timer(void *opaque)
+{
+    ErnicQP *qp = opaque;
+
+    trace_ernic_timeout(qp->qpn, "rnr");
+    qp->rnr_wait = false;
+    ernic_count32(qp->core, ERNIC_RETRYCNTSTS);
+    ernic_sq_doorbell(qp->core, qp->qpn);
+}
+
+/*
+ * Mark as acknowledged the entries that end at or before @psn. A READ
+ * whose response has not fully arrived cannot be acknowledged by an ACK:
+ * its response was lost (implied NAK, IBTA 9.7.5.1.3); its index is
+ * returned so that it is retried, else -1.
+ */
+static int ernic_comp_ack_upto(ErnicCore *c, uint32_t qpn, uint32_t psn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t i;
+    bool progress = false;
+    int implied = -1;
+
+    for (i = 0; i < qp->osq_count && i < qp->tx_idx; i++) {
+        ErnicOsq *e = ernic_osq(qp, i);
+
+        if (e->done) {
+            continue;
+        }
+        if (ernic_psn_diff(ernic_osq_last_psn(e), psn) > 0) {
+            break;
+        }
+        if (e->opcode == ERNIC_OP_READ) {
+            implied = i;
+            break;
+        }
+        e->done = true;
+        progress = true;
+    }
+    if (progress) {
+        ernic_comp_reload_counts(c, qpn);
+        ernic_comp_complete_ready(c, qpn);
+    }
+    return implied;
+}
+
+/* The outstanding entry whose PSN range holds @psn, or -1. */
+static int ernic_comp_find(ErnicQP *qp, uint32_t psn)
+{
+    uint32_t i;
+
+    for (i = 0; i < qp->osq_count; i++) {
+        ErnicOsq *e = ernic_osq(qp, i);
+
+        if (ernic_psn_diff(psn, e->psn) >= 0 &&
+            ernic_psn_diff(psn, ernic_osq_last_psn(e)) <= 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    int i;
+
+    ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
+    i = ernic_comp_find(qp, pkt->psn);
+    if (i < 0) {
+        return;
+    }
+    if (qp->rnr_left == 0) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u RNR retry count "
+                      "exhausted\n", qpn);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_RNR_COUNTER);
+        return;
+    }
+    if (qp->rnr_left != ERNIC_RETRY_INFINITE) {
+        qp->rnr_left--;
+    }
+    timer_del(qp->retry_timer);
+    qp->tx_idx = i;
+    qp->tx_pkt = 0;
+    qp->rnr_wait = true;
+    timer_mod(qp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+              (int64_t)ernic_rnr_us[pkt->syndrome & 0x1f] * SCALE_US);
+    ernic_sq_update_status(c, qpn);
+}
+
+static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t statqp;
+    int i;
+
+    ernic_count16(c, ERNIC_INAMPKTCNT, false);
+    switch (pkt->syndrome & IB_AETH_TYPE_MASK) {
+    case IB_AETH_ACK:
+        i = ernic_comp_ack_upto(c, qpn, pkt->psn);
+        if (i >= 0) {
+            ernic_comp_retry(c, qpn, i);
+        }
+        return;
+    case IB_AETH_RNR_NAK:
+        break;
+    case IB_AETH_NAK:
+        if (pkt->syndrome > IB_NAK_REMOTE_OP) {
+            /* PG332 Table 2-3 bit 22: malformed AETH, dropped. */
+            return;
+        }
+        break;
+    default:
+        return;
+    }
+
+    statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP) & ~ERNIC_STATQP_NAK_SYND_MASK;
+    statqp |= (pkt->syndrome & 0x7f) << ERNIC_STATQP_NAK_SYND_SHIFT;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
+    ernic_gcsr_set(c, ERNIC_INNCKPKTSTS,
+                   ((ernic_gcsr(c, ERNIC_INNCKPKTSTS) + 0x10000) & 0xffff0000) |
+                   (qpn & 0xff));
+    ernic_count16(c, ERNIC_INNAKPKTCNT, false);
+    trace_ernic_rx_nak(qpn, pkt->syndrome, pkt->psn);
+
+    if ((pkt->syndrome & IB_AETH_TYPE_MASK) == IB_AETH_RNR_NAK) {
+        ernic_comp_rnr(c, qpn, pkt);
+        return;
+    }
+    ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
+    if (pkt->syndrome == IB_NAK_PSN_SEQ) {
+        i = ernic_comp_find(qp, pkt->psn);
+        if (i >= 0) {
+            ernic_comp_retry(c, qpn, i);
+        }
+        return;
+    }
+    /* NAK-Invalid, Remote Access or Remote Operational error (p.18). */
+    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u received NAK 0x%x for PSN "
+                  "0x%x\n", qpn, pkt->syndrome, pkt->psn);
+    ernic_qp_fatal(c, qpn, ERNIC_FATAL_NAK_RECEIVED);
+}
+
+/* One READ response packet; IBTA 9.7.5.1.2 and PG332 Table 2-4 codes. */
+static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
+    uint32_t idx, expect_len;
+    int32_t d;
+    ErnicOsq *e;
+    int i;
+
+    ernic_count16(c, ERNIC_INSRRPKTCNT, true);
+    /* A response implicitly acknowledges every older request. */
+    i = ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
+    if (i >= 0 && ernic_comp_find(qp, pkt->psn) != i) {
+        ernic_comp_retry(c, qpn, i);
+        return;
+    }
+    i = ernic_comp_find(qp, pkt->psn);
+    if (i < 0 || ernic_osq(qp, i)->opcode != ERNIC_OP_READ) {
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_BAD_RESPONSE);
+        return;
+    }
+    e = ernic_osq(qp, i);
+    idx = pkt->psn - e->psn;
+    idx &= ERNIC_PSN_MASK;
+    d = idx - e->read_pkts;
+    if (d < 0) {
+        ernic_count16(c, ERNIC_ININVDUPCNT, true);
+        return;
+    }
+    if (d > 0) {
+        /* Responses were lost: implied NAK, retry the READ. */
+        ernic_comp_retry(c, qpn, i);
+        return;
+    }
+
+    expect_len = MIN(pmtu, e->len - idx * pmtu);
+    if (e->npkts == 1) {
+        if (pkt->opcode != IB_OPC_READ_RESP_ONLY) {
+            ernic_qp_fatal(c, qpn, pkt->opcode == IB_OPC_READ_RESP_LAST ?
+                           ERNIC_FATAL_READ_RESP_LAST_ONLY :
+                           ERNIC_FATAL_BAD_RESPONSE);
+            return;
+        }
+        if (pkt->paylen != e->len) {
+            ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_ONLY_LEN);
+            return;
+        }
+    } else if (idx + 1 == e->npkts) {
+        if (pkt->opcode != IB_OPC_READ_RESP_LAST ||
+            pkt->paylen != expect_len) {
+            ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_LAST);
+            return;
+        }
+    } else if (pkt->opcode != (idx ? IB_OPC_READ_RESP_MIDDLE :
+                                     IB_OPC_READ_RESP_FIRST)) {
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_BAD_RESPONSE);
+        return;
+    } else if (pkt->paylen != pmtu) {
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_MID_LEN);
+        return;
+    }
+
+    if (pkt->paylen &&
+        pci_dma_write(c->owner, e->laddr + (uint64_t)idx * pmtu,
+                      pkt->payload, pkt->paylen) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u READ data write to 0x%"
+                      PRIx64 " failed\n", qpn, e->laddr + idx * pmtu);
+    }
+    e->read_pkts++;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN,
+                     (pkt->psn + 1) & ERNIC_PSN_MASK);
+    timer_del(qp->retry_timer);
+    ernic_comp_arm_retry(c, qpn);
+    if (e->read_pkts == e->npkts) {
+        e->done = true;
+        ernic_comp_reload_counts(c, qpn);
+        ernic_comp_complete_ready(c, qpn);
+    }
+}
+
+void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t una = ernic_qp_reg(c, qpn, ERNIC_STATRESPSN);
+
+    if (!qp->osq_count || ernic_psn_diff(pkt->psn, qp->sent_psn) >= 0) {
+        /* A response to nothing we sent ("ghost"): dropped, counted. */
+        ernic_count16(c, ERNIC_ININVDUPCNT, false);
+        trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
+        return;
+    }
+    if (ernic_psn_diff(pkt->psn, una) < 0 &&
+        ernic_psn_diff(pkt->psn, ernic_osq(qp, 0)->psn) < 0) {
+        /* Older than anything outstanding: a duplicate. */
+        ernic_count16(c, ERNIC_ININVDUPCNT, true);
+        return;
+    }
+    if (pkt->opcode == IB_OPC_ACK) {
+        ernic_comp_ack(c, qpn, pkt);
+    } else {
+        ernic_comp_read_resp(c, qpn, pkt);
+    }
+}

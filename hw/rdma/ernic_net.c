@@ -1,0 +1,261 @@
+/*
+ * ERNIC network side: transmit to the QEMU netdev or, for frames to the
+ * device's own MAC address, internal loopback; and the receive path with
+ * the packet validation checks of PG332 v3.1 Table 2-3 that come before
+ * the transport layer, the error buffer (ERRBUFBA, p.33) and the
+ * incoming packet error status queue (IPKTERRQBA, p.17, Fig. 2-3).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "hw/pci/pci_device.h"
+#include "system/dma.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+static void ernic_local_mac(ErnicCore *c, uint8_t *mac)
+{
+    stw_be_p(mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
+    stl_be_p(mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
+}
+
+void ernic_net_xmit(ErnicCore *c, const uint8_t *buf, size_t len)
+{
+    uint8_t mac[6];
+
+    ernic_local_mac(c, mac);
+    if (!memcmp(buf, mac, 6)) {
+        /*
+         * A frame to ourselves never reaches the wire (as rxe's loopback):
+         * two QPs of one device can talk. Delivered from a bottom half so
+         * that receive processing never nests in transmit.
+         */
+        if (g_queue_get_length(&c->lo_queue) >= ERNIC_LOOPBACK_MAX) {
+            trace_ernic_lo_drop(len);
+            return;
+        }
+        g_queue_push_tail(&c->lo_queue, g_byte_array_append(
+                          g_byte_array_sized_new(len), buf, len));
+        qemu_bh_schedule(c->lo_bh);
+        return;
+    }
+    if (!c->tx(c->tx_opaque, buf, len)) {
+        /* The backend queued the frame; hold further ones until resumed. */
+        c->tx_blocked = true;
+    }
+}
+
+void ernic_core_tx_resume(ErnicCore *c)
+{
+    c->tx_blocked = false;
+    qemu_bh_schedule(c->sq_bh);
+    qemu_bh_schedule(c->eth_bh);
+}
+
+void ernic_net_loopback_bh(void *opaque)
+{
+    ErnicCore *c = opaque;
+    unsigned n = ERNIC_LOOPBACK_MAX;
+    GByteArray *b;
+
+    /* Frames queued while delivering wait for the next turn. */
+    while (n-- && (b = g_queue_pop_head(&c->lo_queue))) {
+        ernic_net_receive(c, b->data, b->len);
+        g_byte_array_unref(b);
+    }
+    if (!g_queue_is_empty(&c->lo_queue)) {
+        qemu_bh_schedule(c->lo_bh);
+    }
+}
+
+void ernic_net_reset(ErnicCore *c)
+{
+    GByteArray *b;
+
+    qemu_bh_cancel(c->lo_bh);
+    while ((b = g_queue_pop_head(&c->lo_queue))) {
+        g_byte_array_unref(b);
+    }
+    c->tx_blocked = false;
+}
+
+/*
+ * Log a failing packet in the error buffer: a 4-byte syndrome, then as
+ * much of the frame as fits (PG332 p.16). With XRNICCONF[5] clear only
+ * packets that take a QP to FATAL are logged.
+ */
+static void ernic_errbuf_log(ErnicCore *c, const uint8_t *buf, size_t len,
+                             uint32_t synd)
+{
+    uint64_t base = ((uint64_t)ernic_gcsr(c, ERNIC_ERRBUFBAMSB) << 32) |
+                    ernic_gcsr(c, ERNIC_ERRBUFBA);
+    uint32_t sz = ernic_gcsr(c, ERNIC_ERRBUFSZ);
+    uint32_t num = sz & 0xffff, size = sz >> 16;
+    uint32_t wptr = ernic_gcsr(c, ERNIC_ERRBUFWPTR);
+    uint64_t addr;
+    uint8_t s[ERNIC_ERRBUF_SYND_SIZE];
+
+    if (!num || size <= ERNIC_ERRBUF_SYND_SIZE) {
+        return;
+    }
+    addr = base + (uint64_t)(wptr % num) * size;
+    stl_le_p(s, synd);
+    if (pci_dma_write(c->owner, addr, s, sizeof(s)) != MEMTX_OK ||
+        pci_dma_write(c->owner, addr + sizeof(s), buf,
+                      MIN(len, size - sizeof(s))) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: error buffer write to 0x%"
+                      PRIx64 " failed\n", addr);
+    }
+    ernic_gcsr_set(c, ERNIC_ERRBUFWPTR, (wptr + 1) & 0xffff);
+}
+
+/* A packet that failed validation and is dropped (Table 2-3). */
+static void ernic_rx_reject(ErnicCore *c, const uint8_t *buf, size_t len,
+                            uint32_t synd, uint32_t qpn)
+{
+    trace_ernic_rx_invalid(qpn, synd);
+    ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
+    ernic_count16(c, ERNIC_ININVDUPCNT, false);
+    if (ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_ERRBUF_EN) {
+        ernic_errbuf_log(c, buf, len, synd);
+    }
+    ernic_core_raise(c, ERNIC_INT_PKT_VALIDATION_ERR);
+}
+
+void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
+    uint64_t base = ((uint64_t)ernic_gcsr(c, ERNIC_IPKTERRQBAMSB) << 32) |
+                    ernic_gcsr(c, ERNIC_IPKTERRQBA);
+    uint32_t num = ernic_gcsr(c, ERNIC_IPKTERRQSZ) & 0xffff;
+    uint32_t wptr = ernic_gcsr(c, ERNIC_IPKTERRQWPTR);
+    uint8_t entry[ERNIC_IPKTERRQ_ENTRY_SIZE] = { 0 };
+
+    if (statqp & ERNIC_STATQP_FATAL) {
+        return;
+    }
+    trace_ernic_qp_fatal(qpn, code);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp | ERNIC_STATQP_FATAL);
+
+    /*
+     * The status queue is written circularly; overflow is software's
+     * problem (PG332 p.34). With no entries configured nothing is written.
+     */
+    if (num) {
+        uint64_t addr = base + (uint64_t)(wptr % num) *
+                               ERNIC_IPKTERRQ_ENTRY_SIZE;
+
+        stl_le_p(entry, code | (qpn << ERNIC_IPKTERRQ_QPID_SHIFT));
+        if (pci_dma_write(c->owner, addr, entry, sizeof(entry)) !=
+            MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: status queue write to 0x%"
+                          PRIx64 " failed\n", addr);
+        }
+        ernic_gcsr_set(c, ERNIC_IPKTERRQWPTR, (wptr % num + 1) % num);
+    }
+
+    timer_del(qp->ack_timer);
+    qp->ack_pending = false;
+    qp->rd_count = 0;
+    ernic_comp_flush(c, qpn);
+    ernic_core_raise(c, ERNIC_INT_FATAL);
+}
+
+static bool ernic_ip_matches(const ErnicPkt *pkt, size_t off,
+                             const uint8_t *ip)
+{
+    return !memcmp(pkt->frame + pkt->l3 + off, ip, pkt->ipv6 ? 16 : 4);
+}
+
+void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
+{
+    size_t src_off, dst_off;
+    uint8_t mac[6], ip[16];
+    uint32_t synd, qpn = 0, qpconf;
+    ErnicPkt pkt;
+    ErnicPath path;
+    bool roce;
+    int i;
+
+    synd = ernic_wire_parse(buf, len, &pkt, &roce);
+    if (!roce) {
+        ernic_eth_receive(c, buf, len);
+        return;
+    }
+    if (!(ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN)) {
+        trace_ernic_rx_disabled(len);
+        return;
+    }
+    ernic_count16(c, ERNIC_INALLDRPPKTCNT, false);
+
+    ernic_local_mac(c, mac);
+    if (memcmp(buf, mac, 6)) {
+        synd |= ERNIC_SYND_DST_MAC;
+    }
+    if (!pkt.bth) {
+        /* Malformed below the BTH: nothing more can be checked. */
+        ernic_rx_reject(c, buf, len, synd, 0);
+        return;
+    }
+    src_off = pkt.ipv6 ? 8 : 12;
+    dst_off = pkt.ipv6 ? 24 : 16;
+    if (pkt.ipv6) {
+        for (i = 0; i < 4; i++) {
+            stl_be_p(ip + 4 * i, ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
+        }
+    } else {
+        stl_be_p(ip, ernic_gcsr(c, ERNIC_IPv4XADD));
+    }
+    if (!ernic_ip_matches(&pkt, dst_off, ip)) {
+        synd |= ERNIC_SYND_DST_IP;
+    }
+
+    qpn = pkt.dqpn;
+    if (qpn == 0 || qpn > c->num_qp) {
+        synd |= ERNIC_SYND_QP_UNSUPPORTED;
+    } else {
+        qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
+        if (!(qpconf & ERNIC_QPCONF_QP_EN)) {
+            synd |= ERNIC_SYND_QP_NOT_ENABLED;
+        }
+        if (!(qpconf & ERNIC_QPCONF_IPV6) != !pkt.ipv6) {
+            synd |= ERNIC_SYND_IP_VERSION;
+        }
+        /* A connected QP takes packets from its peer only. */
+        if (qpn != ERNIC_QP_GSI) {
+            ernic_qp_path(c, qpn, &path);
+            if (memcmp(buf + 6, path.dst_mac, 6)) {
+                synd |= ERNIC_SYND_SRC_MAC;
+            }
+            if (!ernic_ip_matches(&pkt, src_off, path.dst_ip)) {
+                synd |= ERNIC_SYND_SRC_IP;
+            }
+        }
+    }
+    if (synd) {
+        ernic_rx_reject(c, buf, len, synd, qpn);
+        return;
+    }
+
+    ernic_gcsr_set(c, ERNIC_LSTINPKT, pkt.opcode | (qpn & 0xff) << 8 |
+                   (pkt.psn & 0xffff) << 16);
+    trace_ernic_rx(qpn, pkt.opcode, pkt.psn, pkt.paylen);
+    if (qpn == ERNIC_QP_GSI) {
+        ernic_resp_gsi_receive(c, &pkt);
+        return;
+    }
+    if (ernic_qp_reg(c, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL) {
+        /* A FATAL QP is disconnected: nothing more is processed. */
+        ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
+        return;
+    }
+    if (pkt.flags & ERNIC_OPF_RESP) {
+        ernic_comp_receive(c, qpn, &pkt);
+    } else {
+        ernic_resp_receive(c, qpn, &pkt);
+    }
+}

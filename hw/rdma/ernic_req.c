@@ -1,0 +1,477 @@
+/*
+ * ERNIC requester: SQPIi doorbells, WQE fetch and the transmission of
+ * request packets (PG332 v3.1 ch.1 "WQE Processor", Table 2-1, ch.6 "WQE
+ * SQ Posting").
+ *
+ * Index convention (PG332 does not define wrap rules; docs/registers.md,
+ * "Choices"): the slot of a WQE is its producer index modulo the SQ depth
+ * (QDEPTHi[15:0]).
+ *
+ * A doorbell schedules the transmit bottom half. Each turn, every QP with
+ * work takes WQEs from its SQ into its outstanding queue (at most
+ * ERNIC_OSQ_DEPTH, PG332 STATQPi[3]) and sends up to ERNIC_TX_BUDGET
+ * packets, so one QP cannot starve the others and no guest value can make
+ * a turn unbounded. A WQE is segmented by the QP's PMTU; PSNs are given
+ * when it enters the outstanding queue. Retransmission (ernic_comp.c)
+ * rewinds the transmit position to the first packet of a WQE: whole-WQE
+ * retransmission, PG332 p.10.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "hw/pci/pci_device.h"
+#include "system/dma.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+/* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
+#define ERNIC_WQE_LEN_MAX   (8 * 1024 * 1024)
+
+static bool ernic_opcode_valid(uint8_t opcode)
+{
+    switch (opcode) {
+    case ERNIC_OP_WRITE:
+    case ERNIC_OP_WRITE_IMM:
+    case ERNIC_OP_SEND:
+    case ERNIC_OP_SEND_IMM:
+    case ERNIC_OP_READ:
+    case ERNIC_OP_SEND_INV:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool ernic_op_is_send(uint8_t opcode)
+{
+    return opcode == ERNIC_OP_SEND || opcode == ERNIC_OP_SEND_IMM ||
+           opcode == ERNIC_OP_SEND_INV;
+}
+
+static uint32_t ernic_npkts(uint32_t len, uint32_t pmtu)
+{
+    return len ? DIV_ROUND_UP(len, pmtu) : 1;
+}
+
+/* Take the WQE at sq_next into the outstanding queue. */
+static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint64_t sqba = ernic_qp_addr(c, qpn, ERNIC_SQBA, ERNIC_SQBAMSB);
+    uint64_t addr = sqba + (uint64_t)qp->sq_next * ERNIC_WQE_SIZE;
+    uint8_t wqe[ERNIC_WQE_SIZE];
+    ErnicOsq *e;
+    uint32_t psn;
+
+    if (pci_dma_read(c->owner, addr, wqe, sizeof(wqe)) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE fetch from 0x%"
+                      PRIx64 " failed\n", qpn, addr);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+        return false;
+    }
+
+    e = &qp->osq[(qp->osq_head + qp->osq_count) % ERNIC_OSQ_DEPTH];
+    memset(e, 0, sizeof(*e));
+    e->slot = qp->sq_next;
+    e->wrid = lduw_le_p(&wqe[ERNIC_WQE_WRID]);
+    e->opcode = wqe[ERNIC_WQE_OPCODE];
+    e->laddr = ldq_le_p(&wqe[ERNIC_WQE_LADDR]);
+    e->len = ldl_le_p(&wqe[ERNIC_WQE_LENGTH]);
+    e->raddr = ldq_le_p(&wqe[ERNIC_WQE_ROFFSET]);
+    e->rkey = ldl_le_p(&wqe[ERNIC_WQE_RTAG]);
+    e->imm = ldl_le_p(&wqe[ERNIC_WQE_IMMDT]);
+    memcpy(e->sdata, &wqe[ERNIC_WQE_SDATA], ERNIC_WQE_SDATA_MAX);
+    trace_ernic_sq_wqe(qpn, qp->sq_next, e->wrid, e->opcode, e->len);
+
+    qp->sq_next = (qp->sq_next + 1) % depth;
+    qp->osq_count++;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATWQE,
+                     (ernic_qp_reg(c, qpn, ERNIC_STATWQE) + 1) & 0xffff);
+    c->gcsr[ERNIC_GW(ERNIC_QPMSTS)] += 1u << 16;
+
+    if (!ernic_opcode_valid(e->opcode)) {
+        /*
+         * A reserved opcode raises INTSTS[5] (PG332 p.38). The WQE is
+         * completed, in order, with ERRFLAG set so that CQHEADi still
+         * reaches SQPIi.
+         */
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u has reserved "
+                      "opcode 0x%x\n", qpn, e->slot, e->opcode);
+        e->error = e->done = true;
+        ernic_core_raise(c, ERNIC_INT_ILLEGAL_OPCODE);
+        return true;
+    }
+    if (e->len > ERNIC_WQE_LEN_MAX) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u length %u is "
+                      "over 8 MiB (PG332 p.10)\n", qpn, e->slot, e->len);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+        return false;
+    }
+    if (qpn == ERNIC_QP_GSI) {
+        /* QP1 sends one prebuilt frame per WQE and takes no PSN. */
+        e->npkts = 1;
+        return true;
+    }
+    e->npkts = ernic_npkts(e->len, ernic_qp_pmtu(c, qpn));
+    psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+    e->psn = psn;
+    ernic_qp_set_reg(c, qpn, ERNIC_SQPSN, (psn + e->npkts) & ERNIC_PSN_MASK);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATSSN,
+                     (ernic_qp_reg(c, qpn, ERNIC_STATSSN) + 1) &
+                     ERNIC_PSN_MASK);
+    if (qp->osq_count == 1) {
+        /* Nothing older is unacknowledged: responses start here. */
+        ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
+        qp->sent_psn = psn;
+    }
+    return true;
+}
+
+/* The BTH opcode of packet @i of a WQE (IBTA Table 36). */
+static uint8_t ernic_req_bth_opcode(const ErnicOsq *e, uint32_t i)
+{
+    bool first = i == 0, last = i + 1 == e->npkts;
+
+    switch (e->opcode) {
+    case ERNIC_OP_READ:
+        return IB_OPC_READ_REQUEST;
+    case ERNIC_OP_WRITE:
+    case ERNIC_OP_WRITE_IMM:
+        if (first && last) {
+            return e->opcode == ERNIC_OP_WRITE ? IB_OPC_WRITE_ONLY :
+                                                 IB_OPC_WRITE_ONLY_IMM;
+        }
+        if (last) {
+            return e->opcode == ERNIC_OP_WRITE ? IB_OPC_WRITE_LAST :
+                                                 IB_OPC_WRITE_LAST_IMM;
+        }
+        return first ? IB_OPC_WRITE_FIRST : IB_OPC_WRITE_MIDDLE;
+    default:
+        if (first && last) {
+            return e->opcode == ERNIC_OP_SEND ? IB_OPC_SEND_ONLY :
+                   e->opcode == ERNIC_OP_SEND_IMM ? IB_OPC_SEND_ONLY_IMM :
+                   IB_OPC_SEND_ONLY_INV;
+        }
+        if (last) {
+            return e->opcode == ERNIC_OP_SEND ? IB_OPC_SEND_LAST :
+                   e->opcode == ERNIC_OP_SEND_IMM ? IB_OPC_SEND_LAST_IMM :
+                   IB_OPC_SEND_LAST_INV;
+        }
+        return first ? IB_OPC_SEND_FIRST : IB_OPC_SEND_MIDDLE;
+    }
+}
+
+void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
+{
+    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
+    uint32_t adv = ernic_qp_reg(c, qpn, ERNIC_QPADVCONF);
+    int i;
+
+    stw_be_p(p->src_mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
+    stl_be_p(p->src_mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
+    stw_be_p(p->dst_mac, ernic_qp_reg(c, qpn, ERNIC_MACDESADDMSB));
+    stl_be_p(p->dst_mac + 2, ernic_qp_reg(c, qpn, ERNIC_MACDESADDLSB));
+    p->ipv6 = qpconf & ERNIC_QPCONF_IPV6;
+    if (p->ipv6) {
+        /* IPv6XADD4 / IPDESADDR4 hold address bits [127:96] (p.33, p.44). */
+        for (i = 0; i < 4; i++) {
+            stl_be_p(p->src_ip + 4 * i,
+                     ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
+            stl_be_p(p->dst_ip + 4 * i,
+                     ernic_qp_reg(c, qpn, ERNIC_IPDESADDR4 - 4 * i));
+        }
+    } else {
+        stl_be_p(p->src_ip, ernic_gcsr(c, ERNIC_IPv4XADD));
+        stl_be_p(p->dst_ip, ernic_qp_reg(c, qpn, ERNIC_IPDESADDR1));
+    }
+    p->tclass = adv & ERNIC_QPADVCONF_TC_MASK;
+    p->ttl = (adv & ERNIC_QPADVCONF_TTL_MASK) >> ERNIC_QPADVCONF_TTL_SHIFT;
+    p->pkey = adv >> ERNIC_QPADVCONF_PKEY_SHIFT;
+    p->sport = ernic_gcsr(c, ERNIC_XRNICCONF) >> ERNIC_XRNICCONF_UDPSRC_SHIFT;
+    p->dqpn = ernic_qp_reg(c, qpn, ERNIC_DESTQPCONF) & ERNIC_QPN_MASK;
+}
+
+static void ernic_note_out(ErnicCore *c, uint8_t opcode, uint32_t qpn,
+                           uint32_t psn)
+{
+    ernic_gcsr_set(c, ERNIC_LSTOUTPKT, opcode | (qpn & 0xff) << 8 |
+                   (psn & 0xffff) << 16);
+}
+
+/* Send packet tx_pkt of the WQE at tx_idx. */
+static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+                                  uint32_t i, uint8_t *f)
+{
+    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
+    uint8_t opcode = ernic_req_bth_opcode(e, i);
+    uint32_t flags = ernic_opcode_flags(opcode);
+    uint32_t off = i * pmtu, paylen = 0;
+    size_t ext = 0, end;
+    ErnicPath path;
+    uint8_t *p;
+
+    if (opcode != IB_OPC_READ_REQUEST) {
+        paylen = MIN(pmtu, e->len - off);
+    }
+    ext = ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
+          ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
+
+    ernic_qp_path(c, qpn, &path);
+    /* AckReq on the last packet of every message (as rxe). */
+    end = ernic_wire_build(f, &path, opcode, e->psn + i,
+                           i + 1 == e->npkts, ext, paylen);
+    p = f + end;
+    if (flags & ERNIC_OPF_RETH) {
+        ernic_wire_put_reth(p, e->raddr, e->rkey, e->len);
+        p += ERNIC_RETH_LEN;
+    }
+    if (flags & ERNIC_OPF_IMM) {
+        stl_be_p(p, e->imm);
+        p += ERNIC_IMMDT_LEN;
+    } else if (flags & ERNIC_OPF_IETH) {
+        stl_be_p(p, e->rkey);
+        p += ERNIC_IMMDT_LEN;
+    }
+    if (paylen) {
+        if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX) {
+            /* PG332 Table 2-1: SDATA carries SEND data of up to 16 B. */
+            memcpy(p, e->sdata, paylen);
+        } else if (pci_dma_read(c->owner, e->laddr + off, p, paylen) !=
+                   MEMTX_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u read of WQE data at "
+                          "0x%" PRIx64 " failed\n", qpn, e->laddr + off);
+            memset(p, 0, paylen);
+        }
+    }
+    end = ernic_wire_finish(f, p - f + paylen, paylen, path.ipv6);
+    trace_ernic_tx_req(qpn, opcode, (e->psn + i) & ERNIC_PSN_MASK, paylen);
+    ernic_note_out(c, opcode, qpn, e->psn + i);
+    if (opcode == IB_OPC_READ_REQUEST || !ernic_op_is_send(e->opcode)) {
+        ernic_count16(c, ERNIC_OUTIOPKTCNT, true);
+    } else {
+        ernic_count16(c, ERNIC_OUTIOPKTCNT, false);
+    }
+    ernic_net_xmit(c, f, end);
+}
+
+/*
+ * QP1 sends what software built: a whole frame from Ethernet to the end
+ * of the MAD (PG332 p.13, ch.6 "QP1"); the device appends the ICRC.
+ */
+static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
+{
+    ErnicPkt pkt;
+    bool roce;
+    size_t len = e->len;
+
+    if (len + ERNIC_ICRC_LEN > ERNIC_MAX_FRAME ||
+        len < ERNIC_ETH_HLEN + ERNIC_IPV4_HLEN + ERNIC_UDP_HLEN +
+              ERNIC_BTH_LEN) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 frame of %zu bytes is "
+                      "not a RoCEv2 frame\n", len);
+        return;
+    }
+    if (e->len <= ERNIC_WQE_SDATA_MAX) {
+        memcpy(f, e->sdata, len);
+    } else if (pci_dma_read(c->owner, e->laddr, f, len) != MEMTX_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
+                      PRIx64 " failed\n", e->laddr);
+        return;
+    }
+    stl_le_p(f + len, 0);
+    ernic_wire_parse(f, len + ERNIC_ICRC_LEN, &pkt, &roce);
+    if (!roce || !pkt.bth) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 frame is not RoCEv2 "
+                      "(UDP port 4791, consistent lengths); sent as is\n");
+        ernic_net_xmit(c, f, len);
+        return;
+    }
+    stl_le_p(f + pkt.len - ERNIC_ICRC_LEN,
+             ernic_icrc(f, pkt.l3, pkt.len, pkt.ipv6));
+    trace_ernic_tx_req(ERNIC_QP_GSI, pkt.opcode, pkt.psn, pkt.paylen);
+    ernic_note_out(c, pkt.opcode, ERNIC_QP_GSI, pkt.psn);
+    ernic_count16(c, ERNIC_OUTAMPKTCNT, true);
+    ernic_net_xmit(c, f, pkt.len);
+}
+
+/* A QP whose transmit side may run. */
+static bool ernic_req_can_run(ErnicCore *c, uint32_t qpn, uint16_t depth)
+{
+    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
+
+    if (!(ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) ||
+        !(qpconf & ERNIC_QPCONF_QP_EN)) {
+        /* Disabled: the doorbell stays in SQPIi until the QP is enabled. */
+        return false;
+    }
+    if (!(qpconf & ERNIC_QPCONF_HW_HS_DIS)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u SQPI doorbell while in "
+                      "hardware-handshake mode (QPCONF[4]=0); the emulated "
+                      "device has no handshake ports\n", qpn);
+        return false;
+    }
+    if (depth < 2) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u SQPI doorbell with SQ "
+                      "depth %u\n", qpn, depth);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * One turn of a QP's requester. Returns true when it has more to send and
+ * wants another turn.
+ */
+static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
+    static uint8_t frame[ERNIC_MAX_FRAME];
+    uint16_t pi;
+    uint32_t psn;
+    bool sent = false;
+
+    if (!ernic_req_can_run(c, qpn, depth)) {
+        return false;
+    }
+    qp->sq_next %= depth;
+    qp->cq_next %= depth;
+    pi = ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth;
+
+    for (;;) {
+        if (c->tx_blocked || !*budget) {
+            break;
+        }
+        if (ernic_qp_reg(c, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL) {
+            /* A FATAL QP sends nothing; new WQEs complete in error. */
+            if (qp->sq_next == pi || qp->osq_count == ERNIC_OSQ_DEPTH ||
+                !ernic_req_fetch(c, qpn, depth)) {
+                break;
+            }
+            ernic_comp_flush(c, qpn);
+            continue;
+        }
+        if (qp->tx_idx < qp->osq_count) {
+            ErnicOsq *e = &qp->osq[(qp->osq_head + qp->tx_idx) %
+                                   ERNIC_OSQ_DEPTH];
+
+            if (qp->rnr_wait) {
+                break;
+            }
+            if (e->error) {
+                qp->tx_idx++;
+                ernic_comp_complete_ready(c, qpn);
+                continue;
+            }
+            if (qpn == ERNIC_QP_GSI) {
+                ernic_req_send_gsi(c, e, frame);
+                qp->tx_idx++;
+                /* Unreliable datagram: complete once sent. */
+                e->done = true;
+                ernic_comp_complete_ready(c, qpn);
+                (*budget)--;
+                continue;
+            }
+            ernic_req_send_packet(c, qpn, e, qp->tx_pkt, frame);
+            sent = true;
+            psn = e->psn + (e->opcode == ERNIC_OP_READ ? e->npkts :
+                            qp->tx_pkt + 1);
+            if (ernic_psn_diff(psn, qp->sent_psn) > 0) {
+                qp->sent_psn = psn & ERNIC_PSN_MASK;
+            }
+            (*budget)--;
+            /* A READ request is one packet that stands for npkts PSNs. */
+            if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
+                qp->tx_idx++;
+                qp->tx_pkt = 0;
+            }
+            continue;
+        }
+        if (qp->sq_next == pi || qp->osq_count == ERNIC_OSQ_DEPTH) {
+            break;
+        }
+        if (!ernic_req_fetch(c, qpn, depth)) {
+            break;
+        }
+    }
+    if (sent) {
+        ernic_comp_arm_retry(c, qpn);
+    }
+    ernic_sq_update_status(c, qpn);
+    return !c->tx_blocked && !*budget &&
+           (qp->tx_idx < qp->osq_count ||
+            (qp->sq_next != pi && qp->osq_count < ERNIC_OSQ_DEPTH));
+}
+
+/* Rewind transmission to the first packet of outstanding entry @from. */
+void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t i;
+
+    if (from >= qp->osq_count) {
+        return;
+    }
+    for (i = from; i < qp->osq_count; i++) {
+        qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH].read_pkts = 0;
+    }
+    trace_ernic_retransmit(qpn, qp->osq[(qp->osq_head + from) %
+                                         ERNIC_OSQ_DEPTH].psn);
+    qp->tx_idx = from;
+    qp->tx_pkt = 0;
+    ernic_count32(c, ERNIC_RETRYCNTSTS);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
+                     ernic_qp_reg(c, qpn, ERNIC_STATQP) |
+                     ERNIC_STATQP_RETRIED);
+    ernic_sq_doorbell(c, qpn);
+}
+
+void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn)
+{
+    trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+    set_bit(qpn, c->sq_pending);
+    /* RESPHNDSTS[16] reads 1 only while no SQ doorbell is outstanding. */
+    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &=
+        ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+    qemu_bh_schedule(c->sq_bh);
+}
+
+/*
+ * The transmit bottom half: requesters and READ responders of every QP
+ * with work, round robin, ERNIC_TX_BUDGET packets per QP per turn.
+ */
+void ernic_sq_process_pending(void *opaque)
+{
+    ErnicCore *c = opaque;
+    unsigned long qpn;
+    bool again = false;
+
+    for (qpn = find_first_bit(c->sq_pending, c->num_qp + 1);
+         qpn <= c->num_qp && !c->tx_blocked;
+         qpn = find_next_bit(c->sq_pending, c->num_qp + 1, qpn + 1)) {
+        unsigned budget = ERNIC_TX_BUDGET;
+        bool more;
+
+        clear_bit(qpn, c->sq_pending);
+        /* Responses first: the peer is waiting on them. */
+        more = ernic_resp_run(c, qpn, &budget);
+        more |= ernic_req_run(c, qpn, &budget);
+        if (more) {
+            set_bit(qpn, c->sq_pending);
+            again = true;
+        }
+    }
+    if (c->tx_blocked) {
+        /* ernic_core_tx_resume() reschedules us. */
+        return;
+    }
+    if (again) {
+        qemu_bh_schedule(c->sq_bh);
+        return;
+    }
+    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |=
+        ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+}

@@ -1,0 +1,172 @@
+/*
+ * ERNIC wire format: Ethernet, IPv4/IPv6, UDP and the InfiniBand transport
+ * headers of RoCEv2 (IBTA vol. 1 ch. 9, RoCEv2 annex A17), and the ICRC.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_ERNIC_WIRE_H
+#define HW_RDMA_ERNIC_WIRE_H
+
+#define ERNIC_ROCE_UDP_PORT     4791
+#define ERNIC_ETH_HLEN          14
+#define ERNIC_IPV4_HLEN         20
+#define ERNIC_IPV6_HLEN         40
+#define ERNIC_UDP_HLEN          8
+#define ERNIC_BTH_LEN           12
+#define ERNIC_RETH_LEN          16
+#define ERNIC_AETH_LEN          4
+#define ERNIC_IMMDT_LEN         4
+#define ERNIC_IETH_LEN          4
+#define ERNIC_DETH_LEN          8
+#define ERNIC_ICRC_LEN          4
+
+/* Headroom for Ethernet + IPv6 + UDP + BTH + RETH + ImmDt (+ ICRC). */
+#define ERNIC_MAX_HDR_LEN       (ERNIC_ETH_HLEN + ERNIC_IPV6_HLEN + \
+                                 ERNIC_UDP_HLEN + ERNIC_BTH_LEN + \
+                                 ERNIC_RETH_LEN + ERNIC_IMMDT_LEN)
+#define ERNIC_MAX_PMTU          4096
+#define ERNIC_MAX_FRAME         (ERNIC_MAX_HDR_LEN + ERNIC_MAX_PMTU + \
+                                 ERNIC_ICRC_LEN)
+
+#define ERNIC_PSN_MASK          0x00ffffffu
+#define ERNIC_QPN_MASK          0x00ffffffu
+
+/* BTH opcodes: RC (transport 000) and UD (transport 011) */
+enum {
+    IB_OPC_SEND_FIRST           = 0x00,
+    IB_OPC_SEND_MIDDLE          = 0x01,
+    IB_OPC_SEND_LAST            = 0x02,
+    IB_OPC_SEND_LAST_IMM        = 0x03,
+    IB_OPC_SEND_ONLY            = 0x04,
+    IB_OPC_SEND_ONLY_IMM        = 0x05,
+    IB_OPC_WRITE_FIRST          = 0x06,
+    IB_OPC_WRITE_MIDDLE         = 0x07,
+    IB_OPC_WRITE_LAST           = 0x08,
+    IB_OPC_WRITE_LAST_IMM       = 0x09,
+    IB_OPC_WRITE_ONLY           = 0x0a,
+    IB_OPC_WRITE_ONLY_IMM       = 0x0b,
+    IB_OPC_READ_REQUEST         = 0x0c,
+    IB_OPC_READ_RESP_FIRST      = 0x0d,
+    IB_OPC_READ_RESP_MIDDLE     = 0x0e,
+    IB_OPC_READ_RESP_LAST       = 0x0f,
+    IB_OPC_READ_RESP_ONLY       = 0x10,
+    IB_OPC_ACK                  = 0x11,
+    IB_OPC_ATOMIC_ACK           = 0x12,
+    IB_OPC_SEND_LAST_INV        = 0x16,
+    IB_OPC_SEND_ONLY_INV        = 0x17,
+    IB_OPC_UD_SEND_ONLY         = 0x64,
+    IB_OPC_UD_SEND_ONLY_IMM     = 0x65,
+    IB_OPC_CNP                  = 0x81,
+};
+
+/* BTH flags byte and AckReq bit */
+#define IB_BTH_SE               0x80
+#define IB_BTH_MIGREQ           0x40
+#define IB_BTH_PAD_SHIFT        4
+#define IB_BTH_PAD_MASK         0x30
+#define IB_BTH_TVER_MASK        0x0f
+#define IB_BTH_ACKREQ           0x80000000u
+
+/* AETH syndromes (IBTA Table 43) */
+#define IB_AETH_TYPE_MASK       0xe0
+#define IB_AETH_ACK             0x00
+#define IB_AETH_RNR_NAK         0x20
+#define IB_AETH_NAK             0x60
+#define IB_AETH_CREDIT_INVALID  0x1f
+#define IB_NAK_PSN_SEQ          0x60
+#define IB_NAK_INVALID_REQ      0x61
+#define IB_NAK_REMOTE_ACCESS    0x62
+#define IB_NAK_REMOTE_OP        0x63
+
+/* Which extension headers an opcode carries (IBTA Table 36). */
+#define ERNIC_OPF_VALID         (1u << 0)
+#define ERNIC_OPF_REQ           (1u << 1)   /* request (to responder) */
+#define ERNIC_OPF_RESP          (1u << 2)   /* response (to requester) */
+#define ERNIC_OPF_FIRST         (1u << 3)
+#define ERNIC_OPF_MIDDLE        (1u << 4)
+#define ERNIC_OPF_LAST          (1u << 5)
+#define ERNIC_OPF_RETH          (1u << 6)
+#define ERNIC_OPF_AETH          (1u << 7)
+#define ERNIC_OPF_IMM           (1u << 8)
+#define ERNIC_OPF_IETH          (1u << 9)
+#define ERNIC_OPF_PAYLOAD       (1u << 10)
+#define ERNIC_OPF_SEND          (1u << 11)
+#define ERNIC_OPF_WRITE         (1u << 12)
+#define ERNIC_OPF_READ          (1u << 13)
+#define ERNIC_OPF_DETH          (1u << 14)
+
+uint32_t ernic_opcode_flags(uint8_t opcode);
+
+/* The addressing of one QP's packets, from its registers. */
+typedef struct ErnicPath {
+    uint8_t src_mac[6];
+    uint8_t dst_mac[6];
+    bool ipv6;
+    uint8_t src_ip[16];         /* IPv4 in the first 4 bytes */
+    uint8_t dst_ip[16];
+    uint8_t tclass;
+    uint8_t ttl;
+    uint16_t sport;
+    uint16_t pkey;
+    uint32_t dqpn;
+} ErnicPath;
+
+/*
+ * A parsed frame. Offsets are into the frame; hdr_len covers everything up
+ * to the payload, which is followed by pad and ICRC.
+ */
+typedef struct ErnicPkt {
+    const uint8_t *frame;
+    size_t len;
+    bool ipv6;
+    size_t l3;                  /* IP header offset */
+    size_t bth;                 /* BTH offset */
+    uint8_t opcode;
+    uint32_t flags;             /* ERNIC_OPF_* of opcode */
+    uint8_t padcnt;
+    uint8_t tver;
+    uint16_t pkey;
+    uint32_t dqpn;
+    uint32_t psn;
+    bool ackreq;
+    uint64_t va;                /* RETH */
+    uint32_t rkey;
+    uint32_t dmalen;
+    uint8_t syndrome;           /* AETH */
+    uint32_t msn;
+    uint32_t imm;               /* ImmDt or IETH */
+    uint32_t deth_qkey;
+    uint32_t deth_sqpn;
+    const uint8_t *payload;
+    uint32_t paylen;            /* payload without pad */
+} ErnicPkt;
+
+/*
+ * Write Ethernet, IP, UDP and BTH for a packet of @ext_len bytes of
+ * extension headers and @paylen bytes of payload; returns the BTH's end.
+ * The caller appends the rest and then calls ernic_wire_finish().
+ */
+size_t ernic_wire_build(uint8_t *frame, const ErnicPath *p, uint8_t opcode,
+                        uint32_t psn, bool ackreq, size_t ext_len,
+                        uint32_t paylen);
+/* Pad, ICRC; returns the frame length. */
+size_t ernic_wire_finish(uint8_t *frame, size_t hdr_end, uint32_t paylen,
+                         bool ipv6);
+
+void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey,
+                         uint32_t len);
+void ernic_wire_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
+
+/* ICRC of a RoCEv2 frame whose IP header starts at @l3 (RoCEv2 A17.3.3). */
+uint32_t ernic_icrc(const uint8_t *frame, size_t l3, size_t len, bool ipv6);
+
+/*
+ * Parse and check a frame up to the BTH: the syndrome bits of PG332 Table
+ * 2-3 found (0 if none) that do not depend on QP state; @is_roce tells
+ * whether the frame is RoCEv2 at all (UDP destination port 4791).
+ */
+uint32_t ernic_wire_parse(const uint8_t *frame, size_t len, ErnicPkt *pkt,
+                          bool *is_roce);
+
+#endif /* HW_RDMA_ERNIC_WIRE_H */
