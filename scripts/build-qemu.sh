@@ -11,5 +11,6 @@ bld=$work/qemu-build
 
 "$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work"
 log "building qemu-system-x86_64 and the ernic qtest (ninja -C $bld)"
-ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test
+ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
+    tests/qtest/ernic-rc-test
 touch "$stamp"

@@ -120,6 +120,21 @@ static void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
                           ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
 }
 
+/*
+ * The peer has everything before @psn: when that moves STATRESPSNi on,
+ * the retry and RNR counts start again (they count retries without
+ * progress, IBTA C9-142).
+ */
+static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
+{
+    psn &= ERNIC_PSN_MASK;
+    if (ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) > 0 &&
+        ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
+        ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
+        ernic_comp_reload_counts(c, qpn);
+    }
+}
+
 /* Complete, in SQ order, the finished WQEs at the head. */
 void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
 {
@@ -142,7 +157,11 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
         return;
     }
     if (qp->osq_count) {
-        ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, ernic_osq(qp, 0)->psn);
+        uint32_t head = ernic_osq(qp, 0)->psn;
+
+        if (ernic_psn_diff(head, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) > 0) {
+            ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, head);
+        }
         /* The retransmit period restarts on progress. */
         timer_del(qp->retry_timer);
         ernic_comp_arm_retry(c, qpn);
@@ -289,6 +308,7 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     int i;
 
     ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
+    ernic_comp_progress(c, qpn, pkt->psn);
     i = ernic_comp_find(qp, pkt->psn);
     if (i < 0) {
         return;
@@ -320,6 +340,7 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ernic_count16(c, ERNIC_INAMPKTCNT, false);
     switch (pkt->syndrome & IB_AETH_TYPE_MASK) {
     case IB_AETH_ACK:
+        ernic_comp_progress(c, qpn, pkt->psn + 1);
         i = ernic_comp_ack_upto(c, qpn, pkt->psn);
         if (i >= 0) {
             ernic_comp_retry(c, qpn, i);
@@ -352,8 +373,15 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     }
     ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
     if (pkt->syndrome == IB_NAK_PSN_SEQ) {
+        ernic_comp_progress(c, qpn, pkt->psn);
         i = ernic_comp_find(qp, pkt->psn);
-        if (i >= 0) {
+        /*
+         * A NAK for a PSN that a retransmission already in progress will
+         * send again is stale: rewinding once more would only repeat it.
+         */
+        if (i >= 0 && !(qp->tx_idx < qp->osq_count &&
+                        ernic_psn_diff(ernic_osq(qp, qp->tx_idx)->psn +
+                                       qp->tx_pkt, pkt->psn) <= 0)) {
             ernic_comp_retry(c, qpn, i);
         }
         return;
@@ -371,6 +399,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
     uint32_t pmtu = ernic_qp_pmtu(c, qpn);
     uint32_t idx, expect_len;
+    bool last, fresh, ok;
     int32_t d;
     ErnicOsq *e;
     int i;
@@ -396,35 +425,49 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
         return;
     }
     if (d > 0) {
-        /* Responses were lost: implied NAK, retry the READ. */
-        ernic_comp_retry(c, qpn, i);
+        /*
+         * Responses were lost: implied NAK, ask again from the first
+         * missing one. Later responses to the earlier request keep
+         * arriving; they are dropped without asking again each time.
+         */
+        if (e->read_reask != e->read_pkts + 1) {
+            e->read_reask = e->read_pkts + 1;
+            ernic_comp_retry(c, qpn, i);
+        }
         return;
     }
 
+    /*
+     * Responses count from the request that asked for them: after a
+     * partial re-issue (ernic_req.c) the first one may be a FIRST or ONLY
+     * again, or a MIDDLE or LAST still coming from the earlier request.
+     */
     expect_len = MIN(pmtu, e->len - idx * pmtu);
-    if (e->npkts == 1) {
-        if (pkt->opcode != IB_OPC_READ_RESP_ONLY) {
-            ernic_qp_fatal(c, qpn, pkt->opcode == IB_OPC_READ_RESP_LAST ?
-                           ERNIC_FATAL_READ_RESP_LAST_ONLY :
-                           ERNIC_FATAL_BAD_RESPONSE);
-            return;
+    last = idx + 1 == e->npkts;
+    fresh = idx == e->read_base;
+    if (fresh && last) {
+        ok = pkt->opcode == IB_OPC_READ_RESP_ONLY ||
+             (idx && pkt->opcode == IB_OPC_READ_RESP_LAST);
+    } else if (last) {
+        ok = pkt->opcode == IB_OPC_READ_RESP_LAST;
+    } else {
+        ok = pkt->opcode == IB_OPC_READ_RESP_MIDDLE ||
+             (fresh && pkt->opcode == IB_OPC_READ_RESP_FIRST);
+        if (!idx && pkt->opcode != IB_OPC_READ_RESP_FIRST) {
+            ok = false;
         }
-        if (pkt->paylen != e->len) {
-            ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_ONLY_LEN);
-            return;
-        }
-    } else if (idx + 1 == e->npkts) {
-        if (pkt->opcode != IB_OPC_READ_RESP_LAST ||
-            pkt->paylen != expect_len) {
-            ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_LAST);
-            return;
-        }
-    } else if (pkt->opcode != (idx ? IB_OPC_READ_RESP_MIDDLE :
-                                     IB_OPC_READ_RESP_FIRST)) {
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_BAD_RESPONSE);
+    }
+    if (!ok) {
+        ernic_qp_fatal(c, qpn, e->npkts == 1 &&
+                       pkt->opcode == IB_OPC_READ_RESP_LAST ?
+                       ERNIC_FATAL_READ_RESP_LAST_ONLY :
+                       ERNIC_FATAL_BAD_RESPONSE);
         return;
-    } else if (pkt->paylen != pmtu) {
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_READ_RESP_MID_LEN);
+    }
+    if (pkt->paylen != expect_len) {
+        ernic_qp_fatal(c, qpn, e->npkts == 1 ? ERNIC_FATAL_READ_RESP_ONLY_LEN :
+                       last ? ERNIC_FATAL_READ_RESP_LAST :
+                       ERNIC_FATAL_READ_RESP_MID_LEN);
         return;
     }
 
@@ -435,8 +478,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
                       PRIx64 " failed\n", qpn, e->laddr + idx * pmtu);
     }
     e->read_pkts++;
-    ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN,
-                     (pkt->psn + 1) & ERNIC_PSN_MASK);
+    ernic_comp_progress(c, qpn, pkt->psn + 1);
     timer_del(qp->retry_timer);
     ernic_comp_arm_retry(c, qpn);
     if (e->read_pkts == e->npkts) {

@@ -47,6 +47,8 @@ typedef struct ErnicOsq {
     uint32_t imm;
     uint8_t sdata[ERNIC_WQE_SDATA_MAX];
     uint32_t read_pkts;         /* READ: response packets received */
+    uint32_t read_base;         /* READ: first packet last asked for */
+    uint32_t read_reask;        /* READ: read_pkts + 1 when re-asked */
 } ErnicOsq;
 
 /* An incoming READ request being answered (responder state). */

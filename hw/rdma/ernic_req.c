@@ -215,6 +215,14 @@ static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
 
     if (opcode != IB_OPC_READ_REQUEST) {
         paylen = MIN(pmtu, e->len - off);
+    } else {
+        /*
+         * A READ sent again asks only for the responses still missing
+         * (IBTA 9.7.5.1.4, as rxe does): whole-READ retries could never
+         * complete a large READ on a lossy link. docs/engine.md.
+         */
+        i = e->read_base = e->read_pkts;
+        off = i * pmtu;
     }
     ext = ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
           ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
@@ -222,10 +230,11 @@ static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     ernic_qp_path(c, qpn, &path);
     /* AckReq on the last packet of every message (as rxe). */
     end = ernic_wire_build(f, &path, opcode, e->psn + i,
+                           opcode == IB_OPC_READ_REQUEST ||
                            i + 1 == e->npkts, ext, paylen);
     p = f + end;
     if (flags & ERNIC_OPF_RETH) {
-        ernic_wire_put_reth(p, e->raddr, e->rkey, e->len);
+        ernic_wire_put_reth(p, e->raddr + off, e->rkey, e->len - off);
         p += ERNIC_RETH_LEN;
     }
     if (flags & ERNIC_OPF_IMM) {
@@ -410,13 +419,9 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t i;
 
     if (from >= qp->osq_count) {
         return;
-    }
-    for (i = from; i < qp->osq_count; i++) {
-        qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH].read_pkts = 0;
     }
     trace_ernic_retransmit(qpn, qp->osq[(qp->osq_head + from) %
                                          ERNIC_OSQ_DEPTH].psn);
@@ -459,7 +464,8 @@ void ernic_sq_process_pending(void *opaque)
         /* Responses first: the peer is waiting on them. */
         more = ernic_resp_run(c, qpn, &budget);
         more |= ernic_req_run(c, qpn, &budget);
-        if (more) {
+        /* Held up by the backend: this QP runs again on resume. */
+        if (more || c->tx_blocked) {
             set_bit(qpn, c->sq_pending);
             again = true;
         }

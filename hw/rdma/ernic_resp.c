@@ -82,7 +82,8 @@ void ernic_resp_ack_timer(void *opaque)
 
     if (qp->ack_pending) {
         ernic_resp_send_ack(c, qp->qpn, IB_AETH_CREDIT_INVALID,
-                            ernic_qp_reg(c, qp->qpn, ERNIC_LSTRQREQ));
+                            ernic_qp_reg(c, qp->qpn, ERNIC_LSTRQREQ) &
+                            ERNIC_PSN_MASK);
     }
 }
 
@@ -257,7 +258,8 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
         /* Executed already: acknowledge again, up to the newest. */
         if (pkt->ackreq) {
             ernic_resp_send_ack(c, qpn, IB_AETH_CREDIT_INVALID,
-                                ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ));
+                                ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ) &
+                                ERNIC_PSN_MASK);
         }
         return;
     }

@@ -1,0 +1,1503 @@
+/*
+ * qtest for the ernic packet engine: RoCEv2 RC between two devices, the
+ * wire format, packet validation, loss recovery, RNR, QP1 MADs and the
+ * Ethernet path.
+ *
+ * Each device's netdev is a socketpair held by the test (the pattern of
+ * igb-test.c), so the test is the wire: it sees every frame, checks
+ * headers and ICRC with its own implementation, and forwards, drops,
+ * duplicates, reorders or injects frames.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include <poll.h>
+#include <sys/socket.h>
+#include "libqtest.h"
+#include "libqos/pci-pc.h"
+#include "libqos/pci.h"
+#include "hw/pci/pci_regs.h"
+#include "hw/rdma/ernic_regs.h"
+
+#define NDEV            2
+#define QPN_A           2       /* QP on device 0 */
+#define QPN_B           3       /* its peer on device 1 */
+#define UDP_SPORT       0x12b7
+#define PKEY            0xffff
+#define TTL             64
+#define FRAME_MAX       9216
+
+/* Guest memory of device i starts at DEV_BASE(i). */
+#define DEV_BASE(i)     (0x1000000ULL + (uint64_t)(i) * 0x4000000ULL)
+#define SQ_OFF          0x000000
+#define CQ_OFF          0x010000
+#define CQDB_OFF        0x020000
+#define RQDB_OFF        0x020010
+#define ERRBUF_OFF      0x030000
+#define FATALQ_OFF      0x040000
+#define GSI_SQ_OFF      0x050000
+#define GSI_CQ_OFF      0x060000
+#define GSI_RQ_OFF      0x070000
+#define ETH_TX_OFF      0x080000
+#define ETH_RX_OFF      0x090000
+#define ETH_BUF_OFF     0x0a0000
+#define RQ_OFF          0x100000        /* 4 buffers of up to 1 MiB */
+#define SRC_OFF         0x800000        /* local data, 2 MiB */
+#define MR_OFF          0x1000000       /* registered region, 2 MiB */
+#define MR_VA           0x7f0000000000ULL
+#define MR_LEN          0x200000
+#define MR_INDEX        5
+#define MR_KEY          0x5a
+#define RKEY            ((MR_INDEX << 8) | MR_KEY)
+#define PD_NUM          0x42
+
+#define SQ_DEPTH        64
+#define RQ_DEPTH        4
+
+typedef struct Dev {
+    QPCIDevice *pci;
+    QPCIBar bar;
+    QPCIBar eth;
+    int fd;                     /* the test's end of the netdev */
+    uint8_t mac[6];
+    uint32_t ip;
+    uint32_t sqpi;              /* producer index of QP_A/QP_B, unwrapped */
+} Dev;
+
+typedef struct Rig {
+    QTestState *qts;
+    QPCIBus *bus;
+    Dev d[NDEV];
+} Rig;
+
+/* A wire filter decides what to do with a frame from device @from. */
+typedef enum { FWD, DROP, DUP, HOLD } Verdict;
+typedef Verdict (*Filter)(void *opaque, int from, const uint8_t *f,
+                          size_t len);
+
+static uint32_t le32(const void *p)
+{
+    return (uint32_t)ldl_le_p(p);
+}
+
+static uint32_t be32(const void *p)
+{
+    return (uint32_t)ldl_be_p(p);
+}
+
+/*
+ * Independent implementations of what the device computes.
+ */
+
+static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/* RoCEv2 ICRC (annex A17.3.3), computed from scratch. */
+static uint32_t test_icrc(const uint8_t *f, size_t len)
+{
+    bool v6 = lduw_be_p(f + 12) == 0x86dd;
+    size_t iphl = v6 ? 40 : 20, hl = iphl + 8 + 12;
+    uint8_t m[60 + 8];
+    uint32_t crc;
+
+    memset(m, 0xff, 8);
+    memcpy(m + 8, f + 14, hl);
+    if (v6) {
+        m[8] |= 0x0f;
+        m[9] = m[10] = m[11] = 0xff;
+        m[8 + 7] = 0xff;
+    } else {
+        m[8 + 1] = 0xff;
+        m[8 + 8] = 0xff;
+        m[8 + 10] = m[8 + 11] = 0xff;
+    }
+    m[8 + iphl + 6] = m[8 + iphl + 7] = 0xff;
+    m[8 + iphl + 8 + 4] = 0xff;
+    crc = crc32_bitwise(0, m, 8 + hl);
+    return crc32_bitwise(crc, f + 14 + hl, len - 14 - hl - 4);
+}
+
+static uint16_t ip_csum(const uint8_t *p, size_t n)
+{
+    uint32_t s = 0;
+
+    for (size_t i = 0; i < n; i += 2) {
+        s += lduw_be_p(p + i);
+    }
+    while (s >> 16) {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    return ~s;
+}
+
+/* Offsets within a frame the test built or captured (IPv4). */
+#define F_IP            14
+#define F_UDP           34
+#define F_BTH           42
+#define F_EXT           54
+
+/* Build an IPv4 RoCEv2 frame the way the spec says, with a valid ICRC. */
+static size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
+                          uint8_t opcode, uint32_t dqpn, uint32_t psn,
+                          bool ackreq, const uint8_t *ext, size_t ext_len,
+                          const uint8_t *pay, size_t paylen)
+{
+    size_t pad = -paylen & 3;
+    size_t l4 = 8 + 12 + ext_len + paylen + pad + 4;
+    size_t len = F_UDP + l4;
+
+    memset(f, 0, len);
+    memcpy(f, dst->mac, 6);
+    memcpy(f + 6, src->mac, 6);
+    stw_be_p(f + 12, 0x0800);
+    f[F_IP] = 0x45;
+    stw_be_p(f + F_IP + 2, 20 + l4);
+    stw_be_p(f + F_IP + 6, 0x4000);
+    f[F_IP + 8] = TTL;
+    f[F_IP + 9] = 17;
+    stl_be_p(f + F_IP + 12, src->ip);
+    stl_be_p(f + F_IP + 16, dst->ip);
+    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    stw_be_p(f + F_UDP, 0xc000);
+    stw_be_p(f + F_UDP + 2, 4791);
+    stw_be_p(f + F_UDP + 4, l4);
+    f[F_BTH] = opcode;
+    f[F_BTH + 1] = pad << 4;
+    stw_be_p(f + F_BTH + 2, PKEY);
+    stl_be_p(f + F_BTH + 4, dqpn);
+    stl_be_p(f + F_BTH + 8, psn | (ackreq ? 0x80000000u : 0));
+    memcpy(f + F_EXT, ext, ext_len);
+    memcpy(f + F_EXT + ext_len, pay, paylen);
+    stl_le_p(f + len - 4, test_icrc(f, len));
+    return len;
+}
+
+/*
+ * Rig: two devices in one QEMU, each on a socket netdev.
+ */
+
+static Rig *rig_start(const char *extra)
+{
+    Rig *r = g_new0(Rig, 1);
+    int sv[NDEV][2];
+    g_autoptr(GString) cmd = g_string_new("-M q35 -nodefaults -m 512");
+    uint64_t size;
+
+    for (int i = 0; i < NDEV; i++) {
+        g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
+        g_string_append_printf(cmd, " -netdev socket,fd=%d,id=n%d"
+                               " -device ernic,addr=0%d.0,netdev=n%d,"
+                               "mac=52:54:00:e3:32:0%d",
+                               sv[i][1], i, 4 + i, i, i);
+    }
+    g_string_append_printf(cmd, " %s", extra ? extra : "");
+    r->qts = qtest_init(cmd->str);
+    r->bus = qpci_new_pc(r->qts, NULL);
+    for (int i = 0; i < NDEV; i++) {
+        Dev *d = &r->d[i];
+
+        close(sv[i][1]);
+        d->fd = sv[i][0];
+        d->pci = qpci_device_find(r->bus, QPCI_DEVFN(4 + i, 0));
+        g_assert(d->pci);
+        qpci_device_enable(d->pci);
+        d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
+        d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
+        g_assert_cmphex(size, ==, ERNIC_ETH_BAR_SIZE);
+        memcpy(d->mac, (uint8_t[]){ 0x52, 0x54, 0x00, 0xe3, 0x32, i }, 6);
+        d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
+    }
+    return r;
+}
+
+static void rig_stop(Rig *r)
+{
+    for (int i = 0; i < NDEV; i++) {
+        close(r->d[i].fd);
+        g_free(r->d[i].pci);
+    }
+    qpci_free_pc(r->bus);
+    qtest_quit(r->qts);
+    g_free(r);
+}
+
+static uint32_t rd(Rig *r, int i, uint32_t off)
+{
+    return qpci_io_readl(r->d[i].pci, r->d[i].bar, off);
+}
+
+static void wr(Rig *r, int i, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(r->d[i].pci, r->d[i].bar, off, val);
+}
+
+static uint32_t qrd(Rig *r, int i, uint32_t qpn, uint32_t off)
+{
+    return rd(r, i, ERNIC_QP_OFFSET(qpn) + off);
+}
+
+static void qwr(Rig *r, int i, uint32_t qpn, uint32_t off, uint32_t val)
+{
+    wr(r, i, ERNIC_QP_OFFSET(qpn) + off, val);
+}
+
+static void wr64(Rig *r, int i, uint32_t qpn, uint32_t lo, uint32_t hi,
+                 uint64_t val)
+{
+    qwr(r, i, qpn, lo, val);
+    qwr(r, i, qpn, hi, val >> 32);
+}
+
+/* Global configuration, PG332 ch.6 "Global configuration". */
+static void setup_global(Rig *r, int i, uint32_t ackgen)
+{
+    Dev *d = &r->d[i];
+
+    wr(r, i, ERNIC_MACXADDLSB, be32(d->mac + 2));
+    wr(r, i, ERNIC_MACXADDMSB, lduw_be_p(d->mac));
+    wr(r, i, ERNIC_IPv4XADD, d->ip);
+    wr(r, i, ERNIC_ERRBUFBA, DEV_BASE(i) + ERRBUF_OFF);
+    wr(r, i, ERNIC_ERRBUFSZ, (256 << 16) | 16);
+    wr(r, i, ERNIC_IPKTERRQBA, DEV_BASE(i) + FATALQ_OFF);
+    wr(r, i, ERNIC_IPKTERRQSZ, 64);
+    wr(r, i, ERNIC_INTEN, 0x1ff);
+    wr(r, i, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN | ERNIC_XRNICCONF_ERRBUF_EN |
+       (ackgen << ERNIC_XRNICCONF_ACKGEN_SHIFT) | (31 << 8) |
+       (UDP_SPORT << ERNIC_XRNICCONF_UDPSRC_SHIFT));
+    /* The MR both peers target: PD/MR table entry MR_INDEX (p.31). */
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_PDPDNUM, PD_NUM);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_VIRTADDRLSB, (uint32_t)MR_VA);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_VIRTADDRMSB, MR_VA >> 32);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB,
+       DEV_BASE(i) + MR_OFF);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB, 0);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFRKEY, MR_KEY);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_WRRDBUFLEN, MR_LEN);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_ACCESSDESC,
+       ERNIC_ACCESS_READ_WRITE);
+}
+
+typedef struct QpCfg {
+    uint32_t pmtu;              /* ERNIC_PMTU_* */
+    uint32_t rqbuf;             /* bytes */
+    uint32_t rq_depth;
+    uint32_t timeout;           /* TIMEOUTCONF[5:0] */
+    uint32_t retry;
+    uint32_t rnr_retry;
+    uint32_t rnr_timer;
+    bool loopback;              /* peer is on the same device */
+} QpCfg;
+
+static const QpCfg default_cfg = {
+    .pmtu = ERNIC_PMTU_1024, .rqbuf = 0x100000, .rq_depth = RQ_DEPTH,
+    .timeout = 14, .retry = 7, .rnr_retry = 7, .rnr_timer = 1,
+};
+
+/* Connect QP @qpn of device @i to QP @dqpn of device @peer. */
+static void setup_qp(Rig *r, int i, uint32_t qpn, int peer, uint32_t dqpn,
+                     uint32_t sqpsn, uint32_t rqpsn, const QpCfg *cfg,
+                     uint64_t qbase)
+{
+    Dev *p = &r->d[peer];
+
+    wr64(r, i, qpn, ERNIC_SQBA, ERNIC_SQBAMSB, qbase + SQ_OFF);
+    wr64(r, i, qpn, ERNIC_CQBA, ERNIC_CQBAMSB, qbase + CQ_OFF);
+    wr64(r, i, qpn, ERNIC_RQBA, ERNIC_RQBAMSB, qbase + RQ_OFF);
+    wr64(r, i, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, qbase + CQDB_OFF);
+    wr64(r, i, qpn, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
+         qbase + RQDB_OFF);
+    qwr(r, i, qpn, ERNIC_QDEPTH, (cfg->rq_depth << 16) | SQ_DEPTH);
+    qwr(r, i, qpn, ERNIC_QPADVCONF, (PKEY << 16) | (TTL << 8));
+    qwr(r, i, qpn, ERNIC_DESTQPCONF, dqpn);
+    qwr(r, i, qpn, ERNIC_MACDESADDLSB, be32(p->mac + 2));
+    qwr(r, i, qpn, ERNIC_MACDESADDMSB, lduw_be_p(p->mac));
+    qwr(r, i, qpn, ERNIC_IPDESADDR1, p->ip);
+    qwr(r, i, qpn, ERNIC_SQPSN, sqpsn);
+    qwr(r, i, qpn, ERNIC_LSTRQREQ, ((rqpsn - 1) & 0xffffff) |
+        (0x04u << 24));
+    qwr(r, i, qpn, ERNIC_TIMEOUTCONF, cfg->timeout | (cfg->retry << 8) |
+        (cfg->rnr_retry << 11) | (cfg->rnr_timer << 16));
+    qwr(r, i, qpn, ERNIC_PD, PD_NUM);
+    qwr(r, i, qpn, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_HW_HS_DIS |
+        ERNIC_QPCONF_CQE_WR_EN | ERNIC_QPCONF_CQ_INT_EN |
+        ERNIC_QPCONF_RQ_INT_EN | (cfg->pmtu << ERNIC_QPCONF_PMTU_SHIFT) |
+        ((cfg->rqbuf / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+}
+
+#define PSN_A   0x123456
+#define PSN_B   0xfffff0        /* wraps through 0 */
+
+static void connect_pair(Rig *r, const QpCfg *cfg)
+{
+    setup_global(r, 0, 0);
+    setup_global(r, 1, 0);
+    setup_qp(r, 0, QPN_A, 1, QPN_B, PSN_A, PSN_B, cfg, DEV_BASE(0));
+    setup_qp(r, 1, QPN_B, 0, QPN_A, PSN_B, PSN_A, cfg, DEV_BASE(1));
+}
+
+/*
+ * The wire
+ */
+
+static bool wire_read(int fd, uint8_t *f, size_t *len)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    uint32_t be;
+
+    if (poll(&p, 1, 0) != 1) {
+        return false;
+    }
+    g_assert_cmpint(recv(fd, &be, 4, MSG_WAITALL), ==, 4);
+    *len = be32_to_cpu(be);
+    g_assert_cmpuint(*len, <=, FRAME_MAX);
+    g_assert_cmpint(recv(fd, f, *len, MSG_WAITALL), ==, *len);
+    return true;
+}
+
+static void wire_write(int fd, const uint8_t *f, size_t len)
+{
+    uint32_t be = cpu_to_be32(len);
+
+    g_assert_cmpint(send(fd, &be, 4, 0), ==, 4);
+    g_assert_cmpint(send(fd, f, len, 0), ==, len);
+}
+
+typedef struct Wire {
+    Filter filter;
+    void *opaque;
+    uint8_t held[FRAME_MAX];    /* one frame held back for reordering */
+    size_t held_len;
+    int held_from;
+    unsigned frames[NDEV];      /* frames seen from each device */
+    int64_t step_ns;            /* virtual time per idle turn */
+} Wire;
+
+/* Move frames between the devices until @cond holds (20 s at most). */
+#define PUMP(r, w, cond)                                                    \
+    do {                                                                    \
+        gint64 deadline_ = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;   \
+        while (!(cond)) {                                                   \
+            g_assert(g_get_monotonic_time() < deadline_);                   \
+            pump_once(r, w);                                                \
+        }                                                                   \
+    } while (0)
+
+static void pump_once(Rig *r, Wire *w)
+{
+    static uint8_t f[FRAME_MAX];
+    size_t len;
+    bool moved = false;
+
+    for (int i = 0; i < NDEV; i++) {
+        while (wire_read(r->d[i].fd, f, &len)) {
+            Verdict v = w && w->filter ? w->filter(w->opaque, i, f, len) : FWD;
+            int to = r->d[1 - i].fd;
+
+            moved = true;
+            if (w) {
+                w->frames[i]++;
+            }
+            if (v == HOLD && w && !w->held_len) {
+                memcpy(w->held, f, len);
+                w->held_len = len;
+                w->held_from = i;
+                continue;
+            }
+            if (v != DROP) {
+                wire_write(to, f, len);
+            }
+            if (v == DUP) {
+                wire_write(to, f, len);
+            }
+            if (w && w->held_len && w->held_from == i) {
+                /* The held frame goes after the one behind it. */
+                wire_write(to, w->held, w->held_len);
+                w->held_len = 0;
+            }
+        }
+    }
+    if (!moved) {
+        if (w && w->held_len) {
+            wire_write(r->d[1 - w->held_from].fd, w->held, w->held_len);
+            w->held_len = 0;
+        }
+        qtest_clock_step(r->qts, w && w->step_ns ? w->step_ns : 10000);
+    }
+}
+
+/*
+ * Work requests
+ */
+
+static void post(Rig *r, int i, uint32_t qpn, uint64_t sq, uint16_t wrid,
+                 uint8_t opcode, uint64_t laddr, uint32_t len,
+                 uint64_t raddr, uint32_t rkey, uint32_t imm,
+                 const uint8_t *sdata)
+{
+    uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
+    Dev *d = &r->d[i];
+
+    stw_le_p(&wqe[ERNIC_WQE_WRID], wrid);
+    stq_le_p(&wqe[ERNIC_WQE_LADDR], laddr);
+    stl_le_p(&wqe[ERNIC_WQE_LENGTH], len);
+    wqe[ERNIC_WQE_OPCODE] = opcode;
+    stq_le_p(&wqe[ERNIC_WQE_ROFFSET], raddr);
+    stl_le_p(&wqe[ERNIC_WQE_RTAG], rkey);
+    stl_le_p(&wqe[ERNIC_WQE_IMMDT], imm);
+    if (sdata) {
+        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, MIN(len, 16));
+    }
+    qtest_memwrite(r->qts, sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
+                   sizeof(wqe));
+    d->sqpi++;
+    qwr(r, i, qpn, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+}
+
+/* Completion of everything posted: CQHEAD == SQPI (see ernic_comp.c). */
+static bool all_done(Rig *r, int i, uint32_t qpn)
+{
+    return qrd(r, i, qpn, ERNIC_CQHEAD) == r->d[i].sqpi % SQ_DEPTH;
+}
+
+static uint32_t cqe(Rig *r, int i, uint32_t n)
+{
+    return qtest_readl(r->qts, DEV_BASE(i) + CQ_OFF + (n % SQ_DEPTH) * 4);
+}
+
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t k = 0; k < n; k++) {
+        p[k] = (seed * 2654435761u + k * 7 + (k >> 8)) & 0xff;
+    }
+}
+
+/* Write @n pattern bytes to guest memory; returns them. */
+static uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n, uint32_t seed)
+{
+    uint8_t *p = g_malloc(n + 1);
+
+    fill(p, n, seed);
+    qtest_memwrite(r->qts, addr, p, n);
+    return p;
+}
+
+static void assert_mem(Rig *r, uint64_t addr, const uint8_t *want, size_t n)
+{
+    uint8_t *got = g_malloc(n + 1);
+
+    qtest_memread(r->qts, addr, got, n);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] != want[k]) {
+            g_error("byte %zu of %zu at 0x%" PRIx64 ": 0x%02x, want 0x%02x",
+                    k, n, addr, got[k], want[k]);
+        }
+    }
+    g_free(got);
+}
+
+static const uint32_t sizes[] = {
+    1, 15, 16, 17, 255, 1023, 1024, 1025, 4096, 65536, 1024 * 1024,
+};
+
+/*
+ * Data movement between two devices
+ */
+
+static void test_send(void)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t n = 0;
+
+    connect_pair(r, &default_cfg);
+    for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
+        uint32_t len = sizes[s];
+        uint64_t buf = DEV_BASE(1) + RQ_OFF + (n % RQ_DEPTH) * 0x100000;
+        uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, n);
+
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x100 + n, ERNIC_OP_SEND,
+             DEV_BASE(0) + SRC_OFF, len, 0, 0, 0, p);
+        PUMP(r, NULL, all_done(r, 0, QPN_A) &&
+             qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == (n + 1) % RQ_DEPTH);
+        assert_mem(r, buf, p, len);
+        /* CQE: WRID, opcode, no error (PG332 Table 2-2). */
+        g_assert_cmphex(cqe(r, 0, n), ==, (ERNIC_OP_SEND << 16) | (0x100 + n));
+        g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(0) + CQDB_OFF), ==,
+                        (n + 1) % SQ_DEPTH);
+        g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + RQDB_OFF), ==,
+                        (n + 1) % RQ_DEPTH);
+        /* Software consumes the buffer. */
+        qwr(r, 1, QPN_B, ERNIC_RQCI, (n + 1) % RQ_DEPTH);
+        g_free(p);
+    }
+    /* One message each: MSN on the responder, SSN on the requester. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, n);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATSSN), ==, n);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATRESPSN), ==,
+                    qrd(r, 0, QPN_A, ERNIC_SQPSN));
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
+                     ERNIC_STATQP_FATAL), ==,
+                    ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* RQ interrupt bank of QP3 (bank 1 bit 3) and WQE completion. */
+    g_assert_cmphex(rd(r, 1, ERNIC_RQINTSTS1) & (1u << QPN_B), ==,
+                    1u << QPN_B);
+    g_assert_cmphex(rd(r, 0, ERNIC_CQINTSTS1) & (1u << QPN_A), ==,
+                    1u << QPN_A);
+    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_WQE_COMPLETION, ==,
+                    ERNIC_INT_WQE_COMPLETION);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_RQ_PKT_RECEIVED, ==,
+                    ERNIC_INT_RQ_PKT_RECEIVED);
+    rig_stop(r);
+}
+
+static void test_write(void)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t n = 0;
+
+    connect_pair(r, &default_cfg);
+    for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
+        uint32_t len = sizes[s];
+        uint32_t off = (n * 4096) % 0x80000;
+        uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 77 + n);
+
+        if (off + len > MR_LEN) {
+            off = 0;
+        }
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n,
+             n & 1 ? ERNIC_OP_WRITE_IMM : ERNIC_OP_WRITE,
+             DEV_BASE(0) + SRC_OFF, len, MR_VA + off, RKEY, 0xabcd0000 + n,
+             NULL);
+        PUMP(r, NULL, all_done(r, 0, QPN_A));
+        assert_mem(r, DEV_BASE(1) + MR_OFF + off, p, len);
+        g_assert_cmphex(cqe(r, 0, n) & 0xffffff, ==,
+                        ((n & 1 ? ERNIC_OP_WRITE_IMM : ERNIC_OP_WRITE) << 16)
+                        | n);
+        g_free(p);
+    }
+    /* WRITE consumes no RQ buffer. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    rig_stop(r);
+}
+
+static void test_read(void)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t n = 0;
+
+    connect_pair(r, &default_cfg);
+    for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
+        uint32_t len = sizes[s];
+        uint8_t *p = put_pattern(r, DEV_BASE(1) + MR_OFF + 64, len, 300 + n);
+
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n, ERNIC_OP_READ,
+             DEV_BASE(0) + SRC_OFF, len, MR_VA + 64, RKEY, 0, NULL);
+        PUMP(r, NULL, all_done(r, 0, QPN_A));
+        assert_mem(r, DEV_BASE(0) + SRC_OFF, p, len);
+        g_assert_cmphex(cqe(r, 0, n), ==, (ERNIC_OP_READ << 16) | n);
+        g_free(p);
+    }
+    g_assert_cmphex(rd(r, 1, ERNIC_OUTRDRSPPKTCNT), >=, ARRAY_SIZE(sizes));
+    rig_stop(r);
+}
+
+/* Both directions at once, many WQEs in flight, mixed opcodes. */
+static void test_bidirectional(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t *pa[8], *pb[8];
+    int k;
+
+    connect_pair(r, &default_cfg);
+    for (k = 0; k < 8; k++) {
+        pa[k] = put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000, 5000 + k,
+                            k);
+        pb[k] = put_pattern(r, DEV_BASE(1) + SRC_OFF + k * 0x10000, 7000 + k,
+                            k + 50);
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_WRITE,
+             DEV_BASE(0) + SRC_OFF + k * 0x10000, 5000 + k,
+             MR_VA + k * 0x10000, RKEY, 0, NULL);
+        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, k, ERNIC_OP_WRITE,
+             DEV_BASE(1) + SRC_OFF + k * 0x10000, 7000 + k,
+             MR_VA + k * 0x10000, RKEY, 0, NULL);
+    }
+    PUMP(r, NULL, all_done(r, 0, QPN_A) && all_done(r, 1, QPN_B));
+    for (k = 0; k < 8; k++) {
+        assert_mem(r, DEV_BASE(1) + MR_OFF + k * 0x10000, pa[k], 5000 + k);
+        assert_mem(r, DEV_BASE(0) + MR_OFF + k * 0x10000, pb[k], 7000 + k);
+        g_free(pa[k]);
+        g_free(pb[k]);
+    }
+    rig_stop(r);
+}
+
+/*
+ * Wire format, checked byte by byte against the test's own encoder.
+ */
+
+typedef struct Capture {
+    uint8_t f[32][FRAME_MAX];
+    size_t len[32];
+    int n;
+    bool drop;
+} Capture;
+
+static Verdict capture_filter(void *opaque, int from, const uint8_t *f,
+                              size_t len)
+{
+    Capture *c = opaque;
+
+    if (from == 0 && c->n < 32) {
+        memcpy(c->f[c->n], f, len);
+        c->len[c->n++] = len;
+    }
+    return c->drop && from == 0 ? DROP : FWD;
+}
+
+static void check_headers(Rig *r, const uint8_t *f, size_t len,
+                          uint8_t opcode, uint32_t psn, bool ackreq,
+                          size_t paylen)
+{
+    size_t pad = -paylen & 3;
+
+    g_assert_cmpmem(f, 6, r->d[1].mac, 6);
+    g_assert_cmpmem(f + 6, 6, r->d[0].mac, 6);
+    g_assert_cmphex(lduw_be_p(f + 12), ==, 0x0800);
+    g_assert_cmphex(f[F_IP], ==, 0x45);
+    g_assert_cmphex(lduw_be_p(f + F_IP + 2), ==, len - 14);
+    g_assert_cmphex(lduw_be_p(f + F_IP + 6), ==, 0x4000);   /* DF */
+    g_assert_cmphex(f[F_IP + 8], ==, TTL);
+    g_assert_cmphex(f[F_IP + 9], ==, 17);
+    g_assert_cmphex(ip_csum(f + F_IP, 20), ==, 0);
+    g_assert_cmphex(be32(f + F_IP + 12), ==, r->d[0].ip);
+    g_assert_cmphex(be32(f + F_IP + 16), ==, r->d[1].ip);
+    g_assert_cmphex(lduw_be_p(f + F_UDP), ==, UDP_SPORT);
+    g_assert_cmphex(lduw_be_p(f + F_UDP + 2), ==, 4791);
+    g_assert_cmphex(lduw_be_p(f + F_UDP + 4), ==, len - F_UDP);
+    g_assert_cmphex(lduw_be_p(f + F_UDP + 6), ==, 0);
+    g_assert_cmphex(f[F_BTH], ==, opcode);
+    g_assert_cmphex(f[F_BTH + 1], ==, pad << 4);
+    g_assert_cmphex(lduw_be_p(f + F_BTH + 2), ==, PKEY);
+    g_assert_cmphex(be32(f + F_BTH + 4), ==, QPN_B);
+    g_assert_cmphex(be32(f + F_BTH + 8), ==,
+                    (psn & 0xffffff) | (ackreq ? 0x80000000u : 0));
+    g_assert_cmphex(le32(f + len - 4), ==, test_icrc(f, len));
+}
+
+static void test_wire_format(void)
+{
+    Rig *r = rig_start(NULL);
+    Capture *c = g_new0(Capture, 1);
+    Wire w = { .filter = capture_filter, .opaque = c };
+    uint8_t inl[16] = "inline-16-bytes";
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 9);
+    const uint8_t *f;
+    uint32_t psn = PSN_A;
+
+    connect_pair(r, &default_cfg);
+
+    /* SEND of 2500 B at PMTU 1024: FIRST, MIDDLE, LAST; AckReq on LAST. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 3);
+    check_headers(r, c->f[0], c->len[0], 0x00, psn, false, 1024);
+    check_headers(r, c->f[1], c->len[1], 0x01, psn + 1, false, 1024);
+    check_headers(r, c->f[2], c->len[2], 0x02, psn + 2, true, 452);
+    g_assert_cmpuint(c->len[0], ==, F_EXT + 1024 + 4);
+    g_assert_cmpmem(c->f[0] + F_EXT, 1024, p, 1024);
+    g_assert_cmpmem(c->f[2] + F_EXT, 452, p + 2048, 452);
+    psn += 3;
+
+    /* SEND of 5 B inline from SDATA (PG332 Table 2-1): pad 3. */
+    c->n = 0;
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND, 0, 5, 0, 0, 0,
+         inl);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 1);
+    check_headers(r, c->f[0], c->len[0], 0x04, psn++, true, 5);
+    g_assert_cmpmem(c->f[0] + F_EXT, 5, inl, 5);
+    g_assert_cmphex(be32(c->f[0] + F_EXT + 5) >> 8, ==, 0);  /* pad */
+
+    /* WRITE_IMM ONLY: RETH then ImmDt. */
+    c->n = 0;
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
+         DEV_BASE(0) + SRC_OFF, 100, MR_VA + 8, RKEY, 0xfeedf00d, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 1);
+    f = c->f[0];
+    check_headers(r, f, c->len[0], 0x0b, psn++, true, 100);
+    g_assert_cmphex(ldq_be_p(f + F_EXT), ==, MR_VA + 8);
+    g_assert_cmphex(be32(f + F_EXT + 8), ==, RKEY);
+    g_assert_cmphex(be32(f + F_EXT + 12), ==, 100);
+    g_assert_cmphex(be32(f + F_EXT + 16), ==, 0xfeedf00d);
+    g_assert_cmpmem(f + F_EXT + 20, 100, p, 100);
+
+    /* READ of 3000 B: one request, three PSNs. */
+    c->n = 0;
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 4, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 1);
+    f = c->f[0];
+    check_headers(r, f, c->len[0], 0x0c, psn, true, 0);
+    g_assert_cmphex(be32(f + F_EXT + 12), ==, 3000);
+    psn += 3;
+
+    /* SEND_INV ONLY: IETH carries the key. */
+    c->n = 0;
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_SEND_INV,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0x1234, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 1);
+    check_headers(r, c->f[0], c->len[0], 0x17, psn++, true, 64);
+    g_assert_cmphex(be32(c->f[0] + F_EXT), ==, 0x1234);
+
+    /* SQPSN advanced by every PSN used. */
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPSN), ==, psn & 0xffffff);
+    g_assert_cmphex(rd(r, 0, ERNIC_LSTOUTPKT) & 0xffff, ==, 0x17 |
+                    (QPN_A << 8));
+    g_free(p);
+    g_free(c);
+    rig_stop(r);
+}
+
+/* The same over IPv6 (QPCONF[7], IPv6XADD, IPDESADDR1..4). */
+static void test_ipv6(void)
+{
+    Rig *r = rig_start(NULL);
+    Capture *c = g_new0(Capture, 1);
+    Wire w = { .filter = capture_filter, .opaque = c };
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 300, 4);
+    const uint8_t *f;
+
+    connect_pair(r, &default_cfg);
+    for (int i = 0; i < NDEV; i++) {
+        uint32_t q = i ? QPN_B : QPN_A;
+
+        wr(r, i, ERNIC_IPv6XADD4, 0xfd000000);
+        wr(r, i, ERNIC_IPv6XADD1, 0x100 + i);
+        qwr(r, i, q, ERNIC_IPDESADDR4, 0xfd000000);
+        qwr(r, i, q, ERNIC_IPDESADDR1, 0x101 - i);
+        qwr(r, i, q, ERNIC_QPCONF, qrd(r, i, q, ERNIC_QPCONF) |
+            ERNIC_QPCONF_IPV6);
+    }
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 300, 0, 0, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    f = c->f[0];
+    g_assert_cmphex(lduw_be_p(f + 12), ==, 0x86dd);
+    g_assert_cmphex(f[14] >> 4, ==, 6);
+    g_assert_cmphex(lduw_be_p(f + 18), ==, c->len[0] - 54);
+    g_assert_cmphex(f[20], ==, 17);
+    g_assert_cmphex(f[21], ==, TTL);
+    g_assert_cmphex(be32(f + 22), ==, 0xfd000000);
+    g_assert_cmphex(be32(f + 34), ==, 0x100);
+    g_assert_cmphex(be32(f + 50), ==, 0x101);
+    g_assert_cmphex(lduw_be_p(f + 56), ==, 4791);
+    g_assert_cmphex(f[62], ==, 0x04);
+    g_assert_cmphex(le32(f + c->len[0] - 4), ==,
+                    test_icrc(f, c->len[0]));
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 300);
+    g_free(p);
+    g_free(c);
+    rig_stop(r);
+}
+
+/* Two QPs of one device talk without the wire (own MAC). */
+static void test_loopback(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 70000, 5);
+    size_t len;
+    uint8_t f[FRAME_MAX];
+
+    setup_global(r, 0, 0);
+    /* QP2 and QP3 of device 0; QP3's queues live at device 0 + 32 MiB. */
+    setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B, &cfg, DEV_BASE(0));
+    setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A, &cfg,
+             DEV_BASE(0) + 0x2000000);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 70000, 0, 0, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 70000, MR_VA, RKEY, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF + 0x100000, 70000, MR_VA, RKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(0) + 0x2000000 + RQ_OFF, p, 70000);
+    assert_mem(r, DEV_BASE(0) + MR_OFF, p, 70000);
+    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x100000, p, 70000);
+    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * Loss, duplication and reordering: exactly once, in order.
+ */
+
+typedef struct Chaos {
+    uint32_t rng;               /* fixed seed: the same run every time */
+    unsigned dropped, duped, held;
+} Chaos;
+
+/* 10% loss, 5% duplication, 5% reordering, in both directions. */
+static Verdict chaos_filter(void *opaque, int from, const uint8_t *f,
+                            size_t len)
+{
+    Chaos *c = opaque;
+    uint32_t x;
+
+    c->rng = c->rng * 1103515245u + 12345u;
+    x = (c->rng >> 16) % 100;
+    if (x < 10) {
+        c->dropped++;
+        return DROP;
+    }
+    if (x < 15) {
+        c->duped++;
+        return DUP;
+    }
+    if (x < 20) {
+        c->held++;
+        return HOLD;
+    }
+    return FWD;
+}
+
+static void test_lossy(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    Chaos ch = { .rng = 20261121 };
+    Wire w = { .filter = chaos_filter, .opaque = &ch, .step_ns = 100000 };
+    uint8_t *p[12], *big, *rdp;
+    int k, nsend = 12;
+
+    cfg.timeout = 10;           /* 4.2 ms */
+    cfg.rq_depth = 16;
+    cfg.rqbuf = 0x10000;
+    connect_pair(r, &cfg);
+    for (k = 0; k < nsend; k++) {
+        p[k] = put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000,
+                           1000 + k * 997, k + 1);
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
+             DEV_BASE(0) + SRC_OFF + k * 0x10000, 1000 + k * 997, 0, 0, 0,
+             NULL);
+    }
+    big = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144, 99);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 100, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0, NULL);
+    rdp = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 200000, 7);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 101, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF + 0xc0000, 200000, MR_VA + 0x100000, RKEY, 0,
+         NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+
+    g_assert_cmpuint(ch.dropped, >, 10);
+    g_assert_cmpuint(ch.duped, >, 5);
+    g_assert_cmpuint(ch.held, >, 5);
+    /* Every SEND once, in order, intact. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, nsend);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, nsend + 2);
+    for (k = 0; k < nsend; k++) {
+        assert_mem(r, DEV_BASE(1) + RQ_OFF + k * 0x10000, p[k],
+                   1000 + k * 997);
+        g_assert_cmphex(cqe(r, 0, k), ==, (ERNIC_OP_SEND << 16) | k);
+        g_free(p[k]);
+    }
+    assert_mem(r, DEV_BASE(1) + MR_OFF, big, 262144);
+    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0xc0000, rdp, 200000);
+    g_assert_cmphex(cqe(r, 0, nsend), ==, (ERNIC_OP_WRITE << 16) | 100);
+    g_assert_cmphex(cqe(r, 0, nsend + 1), ==, (ERNIC_OP_READ << 16) | 101);
+    /* Recovery was by retransmission, and it is visible. */
+    g_assert_cmpuint(rd(r, 0, ERNIC_RETRYCNTSTS), >, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    g_free(big);
+    g_free(rdp);
+    rig_stop(r);
+}
+
+/*
+ * Retransmission limits, stepping the virtual clock.
+ */
+
+static uint32_t fatal_entry(Rig *r, int i, int n)
+{
+    return qtest_readl(r->qts, DEV_BASE(i) + FATALQ_OFF + n * 8);
+}
+
+static void test_retry_exhausted(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    Capture *c = g_new0(Capture, 1);
+    Wire w = { .filter = capture_filter, .opaque = c, .step_ns = 1000 };
+    int k;
+
+    c->drop = true;
+    cfg.timeout = 12;           /* 4.096 us << 12 = 16.8 ms */
+    cfg.retry = 2;
+    connect_pair(r, &cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    PUMP(r, &w, c->n == 1);
+    /* Nothing happens before the timeout... */
+    for (k = 0; k < 16; k++) {
+        qtest_clock_step(r->qts, 1000000);
+        pump_once(r, &w);
+    }
+    g_assert_cmpint(c->n, ==, 1);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    /* ...then two retries, each a copy of the original... */
+    qtest_clock_step(r->qts, 1000000);
+    PUMP(r, &w, c->n == 2);
+    g_assert_cmpmem(c->f[1], c->len[1], c->f[0], c->len[0]);
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) >> 24) & 7, ==, 1);
+    qtest_clock_step(r->qts, 17000000);
+    PUMP(r, &w, c->n == 3);
+    /* ...and when the count is spent, FATAL (code 0x06, PG332 Table 2-4). */
+    qtest_clock_step(r->qts, 17000000);
+    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmpint(c->n, ==, 3);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
+    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+                    ERNIC_INT_FATAL);
+    g_assert_cmphex(cqe(r, 0, 0), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 7);
+    g_assert_cmphex(rd(r, 0, ERNIC_RETRYCNTSTS), ==, 2);
+    /* A FATAL QP sends nothing more; new WQEs complete in error. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpint(c->n, ==, 3);
+    g_assert_cmphex(cqe(r, 0, 1), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 8);
+    g_free(c);
+    rig_stop(r);
+}
+
+/* RQ full: RNR NAK; the requester waits the RNR time and sends again. */
+static void test_rnr(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    Wire w = { .step_ns = 1000 };
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 1);
+
+    cfg.rq_depth = 2;           /* holds one buffer */
+    cfg.rnr_timer = 14;         /* 1.28 ms */
+    cfg.rnr_retry = 2;
+    cfg.rqbuf = 4096;
+    connect_pair(r, &cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_CQHEAD) == 1 &&
+         (rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16) == 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) & 0xff, ==, QPN_B);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_RNR_NAK_GENERATED, ==,
+                    ERNIC_INT_RNR_NAK_GENERATED);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_RQ_OVFL, ==,
+                    ERNIC_STATQP_RQ_OVFL);
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) >> 16) & 0x7f, ==,
+                    0x20 | 14);
+    /* Software frees the buffer; after the RNR time the SEND lands. */
+    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(cqe(r, 0, 1), ==, (ERNIC_OP_SEND << 16) | 2);
+
+    /* Never freed again: two RNR retries, then FATAL code 0x09. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, ==, 4);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_RNR_COUNTER);
+    g_assert_cmphex(cqe(r, 0, 2), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 3);
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * Injected frames: PG332 Table 2-3 checks, each with its reaction.
+ */
+
+static size_t inject_req(Rig *r, uint8_t *f, uint8_t opcode, uint32_t psn,
+                         const uint8_t *ext, size_t ext_len, size_t paylen)
+{
+    uint8_t pay[4096];
+
+    fill(pay, paylen, psn);
+    return build_frame(f, &r->d[0], &r->d[1], opcode, QPN_B, psn, true, ext,
+                       ext_len, pay, paylen);
+}
+
+/* Send @f to device 1 and return the next frame it answers with. */
+static size_t exchange(Rig *r, const uint8_t *f, size_t len, uint8_t *ans)
+{
+    size_t alen = 0;
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    wire_write(r->d[1].fd, f, len);
+    while (!wire_read(r->d[1].fd, ans, &alen)) {
+        g_assert(g_get_monotonic_time() < deadline);
+        qtest_clock_step(r->qts, 100);
+    }
+    return alen;
+}
+
+/* Send @f to device 1 and check that it is dropped with @synd. */
+static void expect_drop(Rig *r, uint8_t *f, size_t len, uint32_t synd)
+{
+    uint32_t wptr = rd(r, 1, ERNIC_ERRBUFWPTR);
+    uint32_t drops = rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16;
+    uint8_t ans[FRAME_MAX];
+    size_t alen;
+
+    wire_write(r->d[1].fd, f, len);
+    for (int k = 0; k < 1000 && rd(r, 1, ERNIC_ERRBUFWPTR) == wptr; k++) {
+        qtest_clock_step(r->qts, 100);
+    }
+    g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, wptr + 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16, ==, drops + 1);
+    /* Error buffer entry: syndrome, then the frame (PG332 p.16). */
+    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + ERRBUF_OFF +
+                                (wptr % 16) * 256) & synd, ==, synd);
+    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + ERRBUF_OFF +
+                                (wptr % 16) * 256 + 4), ==, le32(f));
+    g_assert_false(wire_read(r->d[1].fd, ans, &alen));
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_PKT_VALIDATION_ERR, ==,
+                    ERNIC_INT_PKT_VALIDATION_ERR);
+}
+
+static void reicrc(uint8_t *f, size_t len)
+{
+    stl_le_p(f + len - 4, test_icrc(f, len));
+}
+
+static void test_validation_drops(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+#define FRESH() (len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 32))
+    FRESH();
+    f[len - 1] ^= 1;
+    expect_drop(r, f, len, ERNIC_SYND_ICRC);                    /* bit 30 */
+    FRESH();
+    f[5] ^= 0x40;
+    expect_drop(r, f, len, ERNIC_SYND_DST_MAC);                 /* bit 0 */
+    FRESH();
+    f[F_IP + 19] ^= 1;
+    stw_be_p(f + F_IP + 10, 0);
+    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_DST_IP);                  /* bit 8 */
+    FRESH();
+    f[F_IP + 10] ^= 0x55;
+    expect_drop(r, f, len, ERNIC_SYND_IPV4_CSUM);               /* bit 9 */
+    FRESH();
+    stw_be_p(f + F_IP + 6, 0);
+    stw_be_p(f + F_IP + 10, 0);
+    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_IPV4_FLAGS);              /* bit 5 */
+    FRESH();
+    stw_be_p(f + F_UDP + 4, lduw_be_p(f + F_UDP + 4) - 4);
+    expect_drop(r, f, len, ERNIC_SYND_UDP_LEN);                 /* bit 12 */
+    FRESH();
+    f[F_BTH + 1] |= 1;
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_BTH_TVER);                /* bit 13 */
+    FRESH();
+    stl_be_p(f + F_BTH + 4, 200);
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_QP_UNSUPPORTED);          /* bit 14 */
+    FRESH();
+    stl_be_p(f + F_BTH + 4, 9);
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_QP_NOT_ENABLED);          /* bit 15 */
+    FRESH();
+    f[11] ^= 1;
+    expect_drop(r, f, len, ERNIC_SYND_SRC_MAC);                 /* bit 28 */
+    FRESH();
+    f[F_IP + 15] ^= 2;
+    stw_be_p(f + F_IP + 10, 0);
+    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    reicrc(f, len);
+    expect_drop(r, f, len, ERNIC_SYND_SRC_IP);                  /* bit 27 */
+#undef FRESH
+    /* Nothing reached the RQ, the PSN did not move. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
+                    (PSN_A - 1) & 0xffffff);
+    /* And a good one still goes through. */
+    len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 32);
+    len = exchange(r, f, len, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x11);
+    g_assert_cmphex(be32(f + F_EXT) >> 24, ==, 0x1f);     /* ACK */
+    g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(le32(f + len - 4), ==, test_icrc(f, len));
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    rig_stop(r);
+}
+
+/* PSN sequence error: one NAK; duplicates are re-ACKed, not re-executed. */
+static void test_validation_sequence(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX], reth[16];
+    size_t len, alen;
+
+    connect_pair(r, &default_cfg);
+    len = inject_req(r, f, 0x04, PSN_A + 2, NULL, 0, 8);
+    alen = exchange(r, f, len, a);
+    g_assert_cmphex(a[F_BTH], ==, 0x11);
+    g_assert_cmphex(a[F_EXT], ==, 0x60);                      /* NAK seq */
+    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(le32(a + alen - 4), ==, test_icrc(a, alen));
+    /* A second out-of-sequence packet gets no second NAK (Table 2-3). */
+    wire_write(r->d[1].fd, f, len);
+    qtest_clock_step(r->qts, 100000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+
+    len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    /* The same PSN again: a duplicate, ACKed, not delivered twice. */
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_ININVDUPCNT) >> 16, ==, 1);
+
+    /* A duplicate READ is executed again: same response twice. */
+    put_pattern(r, DEV_BASE(1) + MR_OFF, 100, 3);
+    stq_be_p(reth, MR_VA);
+    stl_be_p(reth + 8, RKEY);
+    stl_be_p(reth + 12, 100);
+    len = inject_req(r, f, 0x0c, PSN_A + 1, reth, 16, 0);
+    alen = exchange(r, f, len, a);
+    g_assert_cmphex(a[F_BTH], ==, 0x10);                      /* RESP ONLY */
+    len = exchange(r, f, len, f);
+    g_assert_cmpmem(f, len, a, alen);
+    rig_stop(r);
+}
+
+/* Errors that NAK and take the QP to FATAL (Tables 2-3, 2-4). */
+static void fatal_case(uint8_t opcode, const uint8_t *ext, size_t ext_len,
+                       size_t paylen, uint8_t nak, uint16_t code,
+                       bool prefix_first)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    uint32_t psn = PSN_A;
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    if (prefix_first) {
+        /* SEND_FIRST, AckReq set: take its ACK off the wire. */
+        len = inject_req(r, f, 0x00, psn++, NULL, 0, 1024);
+        exchange(r, f, len, a);
+        g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    }
+    len = inject_req(r, f, opcode, psn, ext, ext_len, paylen);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_BTH], ==, 0x11);
+    g_assert_cmphex(a[F_EXT], ==, nak);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | code);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+                    ERNIC_INT_FATAL);
+    rig_stop(r);
+}
+
+static void test_validation_fatal(void)
+{
+    uint8_t reth[16];
+
+    /* A SEND_MIDDLE with no SEND in progress: opcode sequence (0x01). */
+    fatal_case(0x01, NULL, 0, 1024, 0x61, ERNIC_FATAL_OPCODE_SEQ, false);
+    /* A WRITE_FIRST inside a SEND: 0x11 (WRITE opcode sequence). */
+    stq_be_p(reth, MR_VA);
+    stl_be_p(reth + 8, RKEY);
+    stl_be_p(reth + 12, 2048);
+    fatal_case(0x06, reth, 16, 1024, 0x61, ERNIC_FATAL_WRITE_OPCODE_SEQ,
+               true);
+    /* Unsupported opcode (atomic CMP_SWAP) with the right PSN: 0x04. */
+    fatal_case(0x13, NULL, 0, 28, 0x61, ERNIC_FATAL_UNSUPPORTED_OPCODE,
+               false);
+    /* SEND_FIRST shorter than the PMTU: 0x02. */
+    fatal_case(0x00, NULL, 0, 512, 0x61, ERNIC_FATAL_LENGTH, false);
+    /* R_Key with the wrong key byte: Remote Access Error, 0x15. */
+    stl_be_p(reth + 8, RKEY ^ 1);
+    stl_be_p(reth + 12, 64);
+    fatal_case(0x0a, reth, 16, 64, 0x62, ERNIC_FATAL_RKEY, false);
+    /* Beyond the region: 0x16. */
+    stq_be_p(reth, MR_VA + MR_LEN - 32);
+    stl_be_p(reth + 8, RKEY);
+    fatal_case(0x0a, reth, 16, 64, 0x62, ERNIC_FATAL_RETH_LENGTH, false);
+}
+
+/* A 17th READ while 16 are outstanding: resources full, 0x10 (p.22). */
+static void test_read_resources(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], reth[16], a[FRAME_MAX];
+    g_autoptr(GByteArray) burst = g_byte_array_new();
+    size_t len, alen;
+    bool nak = false;
+    int k;
+
+    connect_pair(r, &default_cfg);
+    stq_be_p(reth, MR_VA);
+    stl_be_p(reth + 8, RKEY);
+    stl_be_p(reth + 12, 0x100000);      /* 1024 responses each */
+    for (k = 0; k < 17; k++) {
+        uint32_t be;
+
+        len = inject_req(r, f, 0x0c, PSN_A + k * 1024, reth, 16, 0);
+        be = cpu_to_be32(len);
+        g_byte_array_append(burst, (uint8_t *)&be, 4);
+        g_byte_array_append(burst, f, len);
+    }
+    /* All 17 in one write: the device reads them before answering. */
+    g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
+                    burst->len);
+    for (k = 0; k < 100000 && !nak; k++) {
+        if (!wire_read(r->d[1].fd, a, &alen)) {
+            qtest_clock_step(r->qts, 100);
+            continue;
+        }
+        nak = a[F_BTH] == 0x11 && a[F_EXT] == 0x61;
+    }
+    g_assert_true(nak);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_READ_RESOURCES);
+    rig_stop(r);
+}
+
+/* A NAK-Invalid received takes the requester to FATAL (code 0x0A). */
+static Verdict nak_filter(void *opaque, int from, const uint8_t *f,
+                          size_t len)
+{
+    Rig *r = opaque;
+    uint8_t aeth[4], a[128];
+    size_t alen;
+
+    if (from != 0) {
+        return FWD;
+    }
+    stl_be_p(aeth, 0x61000000);
+    alen = build_frame(a, &r->d[1], &r->d[0], 0x11, QPN_A,
+                       be32(f + F_BTH + 8) & 0xffffff, false, aeth, 4,
+                       NULL, 0);
+    wire_write(r->d[0].fd, a, alen);
+    return DROP;
+}
+
+static void test_nak_received(void)
+{
+    Rig *r = rig_start(NULL);
+    Wire w = { .filter = nak_filter, .opaque = r };
+
+    connect_pair(r, &default_cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 9);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_NAK_RECEIVED);
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) >> 16) & 0x7f, ==, 0x61);
+    g_assert_cmphex(rd(r, 0, ERNIC_INNCKPKTSTS), ==, (1 << 16) | QPN_A);
+    rig_stop(r);
+}
+
+/*
+ * QP1: whole MAD frames out, MADs with their headers in.
+ */
+
+static void setup_gsi(Rig *r, int i)
+{
+    uint64_t b = DEV_BASE(i);
+
+    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_SQBA, b + GSI_SQ_OFF);
+    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_CQBA, b + GSI_CQ_OFF);
+    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_RQBA, b + GSI_RQ_OFF);
+    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QDEPTH, (64 << 16) | 16);
+    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
+       ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
+       (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+}
+
+static void test_gsi_mad(void)
+{
+    Rig *r = rig_start(NULL);
+    Capture *c = g_new0(Capture, 1);
+    Wire w = { .filter = capture_filter, .opaque = c };
+    uint8_t deth[8], mad[256], f[FRAME_MAX], buf[512];
+    uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
+    size_t len;
+
+    setup_global(r, 0, 0);
+    setup_global(r, 1, 0);
+    setup_gsi(r, 0);
+    setup_gsi(r, 1);
+    stl_be_p(deth, 0x80010000);
+    stl_be_p(deth + 4, 1);
+    fill(mad, sizeof(mad), 42);
+    /* Software builds the frame; its ICRC bytes are the device's job. */
+    len = build_frame(f, &r->d[0], &r->d[1], 0x64, 1, 0x77, false, deth, 8,
+                      mad, sizeof(mad));
+    qtest_memwrite(r->qts, DEV_BASE(0) + SRC_OFF, f, len - 4);
+    stq_le_p(&wqe[ERNIC_WQE_LADDR], DEV_BASE(0) + SRC_OFF);
+    stl_le_p(&wqe[ERNIC_WQE_LENGTH], len - 4);
+    wqe[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+    qtest_memwrite(r->qts, DEV_BASE(0) + GSI_SQ_OFF, wqe, sizeof(wqe));
+    wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
+    PUMP(r, &w, rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) == 1);
+    g_assert_cmpint(c->n, ==, 1);
+    g_assert_cmpmem(c->f[0], c->len[0], f, len);      /* ICRC appended */
+    g_assert_cmphex(rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
+    /* RQ buffer: 20 zero bytes, IPv4 header, UDP, BTH, DETH, MAD. */
+    qtest_memread(r->qts, DEV_BASE(1) + GSI_RQ_OFF, buf, 40 + 8 + 12 + 8 +
+                  256);
+    for (int k = 0; k < 20; k++) {
+        g_assert_cmphex(buf[k], ==, 0);
+    }
+    g_assert_cmpmem(buf + 20, 20 + 8 + 12 + 8 + 256, f + F_IP,
+                    20 + 8 + 12 + 8 + 256);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED, ==,
+                    ERNIC_INT_MAD_RECEIVED);
+    g_assert_cmphex(rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
+    g_free(c);
+    rig_stop(r);
+}
+
+/*
+ * Ethernet path: non-RoCE frames through BAR4 rings.
+ */
+
+static void ewr(Rig *r, int i, uint32_t off, uint32_t v)
+{
+    qpci_io_writel(r->d[i].pci, r->d[i].eth, off, v);
+}
+
+static uint32_t erd(Rig *r, int i, uint32_t off)
+{
+    return qpci_io_readl(r->d[i].pci, r->d[i].eth, off);
+}
+
+static void test_eth_path(void)
+{
+    Rig *r = rig_start(NULL);
+    uint64_t b = DEV_BASE(0);
+    uint8_t arp[60], f[FRAME_MAX], desc[16] = { 0 };
+    size_t len;
+    int k;
+
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_ID), ==, ERNIC_ETH_ID_VALUE);
+    setup_global(r, 0, 0);
+    ewr(r, 0, ERNIC_ETH_TXBA, b + ETH_TX_OFF);
+    ewr(r, 0, ERNIC_ETH_TXSZ, 8);
+    ewr(r, 0, ERNIC_ETH_RXBA, b + ETH_RX_OFF);
+    ewr(r, 0, ERNIC_ETH_RXSZ, 8);
+    ewr(r, 0, ERNIC_ETH_INTEN, ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX);
+    ewr(r, 0, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
+
+    /* Transmit: a broadcast ARP request goes out as is. */
+    fill(arp, sizeof(arp), 8);
+    memset(arp, 0xff, 6);
+    memcpy(arp + 6, r->d[0].mac, 6);
+    stw_be_p(arp + 12, 0x0806);
+    qtest_memwrite(r->qts, b + ETH_BUF_OFF, arp, sizeof(arp));
+    stq_le_p(desc, b + ETH_BUF_OFF);
+    stw_le_p(desc + 8, sizeof(arp));
+    qtest_memwrite(r->qts, b + ETH_TX_OFF, desc, 16);
+    ewr(r, 0, ERNIC_ETH_TXPI, 1);
+    for (k = 0; k < 1000 && !wire_read(r->d[0].fd, f, &len); k++) {
+        qtest_clock_step(r->qts, 1000);
+    }
+    g_assert_cmpmem(f, len, arp, sizeof(arp));
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_TXCI), ==, 1);
+    g_assert_cmphex(qtest_readw(r->qts, b + ETH_TX_OFF + 10), ==,
+                    ERNIC_ETH_DESC_DONE);
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_INTSTS), ==, ERNIC_ETH_INT_TX);
+
+    /* Receive: no buffer posted, dropped and counted... */
+    memcpy(arp, r->d[0].mac, 6);
+    wire_write(r->d[0].fd, arp, sizeof(arp));
+    for (k = 0; k < 1000 && !erd(r, 0, ERNIC_ETH_RXDROPCNT); k++) {
+        qtest_clock_step(r->qts, 1000);
+    }
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXDROPCNT), ==, 1);
+    /* ...then with two buffers posted it lands in slot 0. */
+    for (k = 0; k < 2; k++) {
+        stq_le_p(desc, b + ETH_BUF_OFF + 0x1000 * (k + 1));
+        stw_le_p(desc + 8, 2048);
+        qtest_memwrite(r->qts, b + ETH_RX_OFF + 16 * k, desc, 16);
+    }
+    ewr(r, 0, ERNIC_ETH_RXPI, 2);
+    wire_write(r->d[0].fd, arp, sizeof(arp));
+    for (k = 0; k < 1000 && erd(r, 0, ERNIC_ETH_RXCI) != 1; k++) {
+        qtest_clock_step(r->qts, 1000);
+    }
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
+    g_assert_cmphex(qtest_readw(r->qts, b + ETH_RX_OFF + 8), ==, sizeof(arp));
+    g_assert_cmphex(qtest_readw(r->qts, b + ETH_RX_OFF + 10), ==,
+                    ERNIC_ETH_DESC_DONE);
+    assert_mem(r, b + ETH_BUF_OFF + 0x1000, arp, sizeof(arp));
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_INTSTS), ==,
+                    ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX);
+    /* A frame for another MAC is not ours. */
+    arp[0] ^= 2;
+    wire_write(r->d[0].fd, arp, sizeof(arp));
+    qtest_clock_step(r->qts, 100000);
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXPKTCNT), ==, 1);
+    rig_stop(r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    qtest_add_func("/ernic/rc/wire-format", test_wire_format);
+    qtest_add_func("/ernic/rc/ipv6", test_ipv6);
+    qtest_add_func("/ernic/rc/send", test_send);
+    qtest_add_func("/ernic/rc/write", test_write);
+    qtest_add_func("/ernic/rc/read", test_read);
+    qtest_add_func("/ernic/rc/bidirectional", test_bidirectional);
+    qtest_add_func("/ernic/rc/loopback", test_loopback);
+    qtest_add_func("/ernic/rc/lossy", test_lossy);
+    qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);
+    qtest_add_func("/ernic/rc/rnr", test_rnr);
+    qtest_add_func("/ernic/rc/nak-received", test_nak_received);
+    qtest_add_func("/ernic/validation/drops", test_validation_drops);
+    qtest_add_func("/ernic/validation/sequence", test_validation_sequence);
+    qtest_add_func("/ernic/validation/fatal", test_validation_fatal);
+    qtest_add_func("/ernic/validation/read-resources", test_read_resources);
+    qtest_add_func("/ernic/gsi/mad", test_gsi_mad);
+    qtest_add_func("/ernic/eth/path", test_eth_path);
+
+    return g_test_run();
+}
