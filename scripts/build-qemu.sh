@@ -10,7 +10,7 @@ stamp=$2
 bld=$work/qemu-build
 
 "$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work"
-log "building qemu-system-x86_64 and the ernic qtest (ninja -C $bld)"
+log "building qemu-system-x86_64, the ernic qtests and the benchmark (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
-    tests/qtest/ernic-rc-test
+    tests/qtest/ernic-rc-test tests/qtest/ernic-bench
 touch "$stamp"

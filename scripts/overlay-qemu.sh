@@ -37,17 +37,20 @@ add_line() {
 
 link "$ERNIC_ROOT/hw/rdma" "$src/hw/rdma"
 link "$ERNIC_ROOT/include/hw/rdma" "$src/include/hw/rdma"
-for t in ernic-test ernic-rc-test; do
-    link "$ERNIC_ROOT/qtest/$t.c" "$src/tests/qtest/$t.c"
+for t in ernic-test.c ernic-rc-test.c ernic-rig.h; do
+    link "$ERNIC_ROOT/qtest/$t" "$src/tests/qtest/$t"
 done
+link "$ERNIC_ROOT/bench/ernic-bench.c" "$src/tests/qtest/ernic-bench.c"
 link "$ERNIC_ROOT/configs/ernic-devices.mak" \
      "$src/configs/devices/x86_64-softmmu/ernic.mak"
 
 add_line "$src/hw/Kconfig" "source rdma/Kconfig" '^source pci/Kconfig'
 add_line "$src/hw/meson.build" "subdir('rdma')" "^subdir\('pci'\)"
 add_line "$src/meson.build" "    'hw/rdma'," "^    'hw/pci',"
-# (Trees overlaid before the engine qtest existed list ernic-test alone.)
-sed -i "/^qtests_x86_64 += \['ernic-test'\]\$/d" "$src/tests/qtest/meson.build"
-add_line "$src/tests/qtest/meson.build" \
-    "qtests_x86_64 += ['ernic-test', 'ernic-rc-test']" \
-    '^qtests_x86_64 = qtests_i386'
+# The qtests; trees overlaid by older versions of this script list fewer.
+qtest_line="qtests_x86_64 += ['ernic-test', 'ernic-rc-test', 'ernic-bench']"
+if ! grep -qxF "$qtest_line" "$src/tests/qtest/meson.build"; then
+    sed -i "/^qtests_x86_64 += \['ernic-test'/d" "$src/tests/qtest/meson.build"
+    add_line "$src/tests/qtest/meson.build" "$qtest_line" \
+        '^qtests_x86_64 = qtests_i386'
+fi

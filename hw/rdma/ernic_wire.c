@@ -323,7 +323,9 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     }
     pkt->payload = ext;
     pkt->paylen = f + end - ERNIC_ICRC_LEN - pkt->padcnt - ext;
-    if (pkt->paylen && !(pkt->flags & ERNIC_OPF_PAYLOAD)) {
+    /* Unknown opcodes go on to the transport checks, which NAK them. */
+    if (pkt->paylen && (pkt->flags & ERNIC_OPF_VALID) &&
+        !(pkt->flags & ERNIC_OPF_PAYLOAD)) {
         synd |= ERNIC_SYND_PMTU;
     }
     return synd;

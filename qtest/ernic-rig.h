@@ -1,0 +1,508 @@
+/*
+ * Test rig for the ernic packet engine, shared by the engine qtest
+ * (qtest/ernic-rc-test.c) and the benchmark (bench/ernic-bench.c): two
+ * ernic devices in one QEMU, each on a socket netdev whose other end the
+ * program holds, so that the program is the wire between them.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef ERNIC_RIG_H
+#define ERNIC_RIG_H
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include <poll.h>
+#include <sys/socket.h>
+#include "libqtest.h"
+#include "libqos/pci-pc.h"
+#include "libqos/pci.h"
+#include "hw/pci/pci_regs.h"
+#include "hw/rdma/ernic_regs.h"
+
+#define NDEV            2
+#define QPN_A           2       /* QP on device 0 */
+#define QPN_B           3       /* its peer on device 1 */
+#define UDP_SPORT       0x12b7
+#define PKEY            0xffff
+#define TTL             64
+#define FRAME_MAX       9216
+
+/* Guest memory of device i starts at DEV_BASE(i). */
+#define DEV_BASE(i)     (0x1000000ULL + (uint64_t)(i) * 0x4000000ULL)
+#define SQ_OFF          0x000000
+#define CQ_OFF          0x010000
+#define CQDB_OFF        0x020000
+#define RQDB_OFF        0x020010
+#define ERRBUF_OFF      0x030000
+#define FATALQ_OFF      0x040000
+#define GSI_SQ_OFF      0x050000
+#define GSI_CQ_OFF      0x060000
+#define GSI_RQ_OFF      0x070000
+#define ETH_TX_OFF      0x080000
+#define ETH_RX_OFF      0x090000
+#define ETH_BUF_OFF     0x0a0000
+#define RQ_OFF          0x100000        /* 4 buffers of up to 1 MiB */
+#define SRC_OFF         0x800000        /* local data, 2 MiB */
+#define MR_OFF          0x1000000       /* registered region, 2 MiB */
+#define MR_VA           0x7f0000000000ULL
+#define MR_LEN          0x200000
+#define MR_INDEX        5
+#define MR_KEY          0x5a
+#define RKEY            ((MR_INDEX << 8) | MR_KEY)
+#define PD_NUM          0x42
+
+#define SQ_DEPTH        64
+#define RQ_DEPTH        4
+
+typedef struct Dev {
+    QPCIDevice *pci;
+    QPCIBar bar;
+    QPCIBar eth;
+    int fd;                     /* the test's end of the netdev */
+    uint8_t mac[6];
+    uint32_t ip;
+    uint32_t sqpi;              /* producer index of QP_A/QP_B, unwrapped */
+} Dev;
+
+typedef struct Rig {
+    QTestState *qts;
+    QPCIBus *bus;
+    Dev d[NDEV];
+} Rig;
+
+/* A wire filter decides what to do with a frame from device @from. */
+typedef enum { FWD, DROP, DUP, HOLD } Verdict;
+typedef Verdict (*Filter)(void *opaque, int from, const uint8_t *f,
+                          size_t len);
+
+static inline uint32_t le32(const void *p)
+{
+    return (uint32_t)ldl_le_p(p);
+}
+
+static inline uint32_t be32(const void *p)
+{
+    return (uint32_t)ldl_be_p(p);
+}
+
+/*
+ * Independent implementations of what the device computes.
+ */
+
+static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
+{
+    crc = ~crc;
+    while (n--) {
+        crc ^= *p++;
+        for (int k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/* RoCEv2 ICRC (annex A17.3.3), computed from scratch. */
+static inline uint32_t test_icrc(const uint8_t *f, size_t len)
+{
+    bool v6 = lduw_be_p(f + 12) == 0x86dd;
+    size_t iphl = v6 ? 40 : 20, hl = iphl + 8 + 12;
+    uint8_t m[60 + 8];
+    uint32_t crc;
+
+    memset(m, 0xff, 8);
+    memcpy(m + 8, f + 14, hl);
+    if (v6) {
+        m[8] |= 0x0f;
+        m[9] = m[10] = m[11] = 0xff;
+        m[8 + 7] = 0xff;
+    } else {
+        m[8 + 1] = 0xff;
+        m[8 + 8] = 0xff;
+        m[8 + 10] = m[8 + 11] = 0xff;
+    }
+    m[8 + iphl + 6] = m[8 + iphl + 7] = 0xff;
+    m[8 + iphl + 8 + 4] = 0xff;
+    crc = crc32_bitwise(0, m, 8 + hl);
+    return crc32_bitwise(crc, f + 14 + hl, len - 14 - hl - 4);
+}
+
+static inline uint16_t ip_csum(const uint8_t *p, size_t n)
+{
+    uint32_t s = 0;
+
+    for (size_t i = 0; i < n; i += 2) {
+        s += lduw_be_p(p + i);
+    }
+    while (s >> 16) {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    return ~s;
+}
+
+/* Offsets within a frame the test built or captured (IPv4). */
+#define F_IP            14
+#define F_UDP           34
+#define F_BTH           42
+#define F_EXT           54
+
+/* Build an IPv4 RoCEv2 frame the way the spec says, with a valid ICRC. */
+static inline size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
+                          uint8_t opcode, uint32_t dqpn, uint32_t psn,
+                          bool ackreq, const uint8_t *ext, size_t ext_len,
+                          const uint8_t *pay, size_t paylen)
+{
+    size_t pad = -paylen & 3;
+    size_t l4 = 8 + 12 + ext_len + paylen + pad + 4;
+    size_t len = F_UDP + l4;
+
+    memset(f, 0, len);
+    memcpy(f, dst->mac, 6);
+    memcpy(f + 6, src->mac, 6);
+    stw_be_p(f + 12, 0x0800);
+    f[F_IP] = 0x45;
+    stw_be_p(f + F_IP + 2, 20 + l4);
+    stw_be_p(f + F_IP + 6, 0x4000);
+    f[F_IP + 8] = TTL;
+    f[F_IP + 9] = 17;
+    stl_be_p(f + F_IP + 12, src->ip);
+    stl_be_p(f + F_IP + 16, dst->ip);
+    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    stw_be_p(f + F_UDP, 0xc000);
+    stw_be_p(f + F_UDP + 2, 4791);
+    stw_be_p(f + F_UDP + 4, l4);
+    f[F_BTH] = opcode;
+    f[F_BTH + 1] = pad << 4;
+    stw_be_p(f + F_BTH + 2, PKEY);
+    stl_be_p(f + F_BTH + 4, dqpn);
+    stl_be_p(f + F_BTH + 8, psn | (ackreq ? 0x80000000u : 0));
+    memcpy(f + F_EXT, ext, ext_len);
+    memcpy(f + F_EXT + ext_len, pay, paylen);
+    stl_le_p(f + len - 4, test_icrc(f, len));
+    return len;
+}
+
+/*
+ * Rig: two devices in one QEMU, each on a socket netdev.
+ */
+
+static inline Rig *rig_start(const char *extra)
+{
+    Rig *r = g_new0(Rig, 1);
+    int sv[NDEV][2];
+    g_autoptr(GString) cmd = g_string_new("-M q35 -nodefaults -m 512");
+    uint64_t size;
+
+    for (int i = 0; i < NDEV; i++) {
+        g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
+        g_string_append_printf(cmd, " -netdev socket,fd=%d,id=n%d"
+                               " -device ernic,addr=0%d.0,netdev=n%d,"
+                               "mac=52:54:00:e3:32:0%d",
+                               sv[i][1], i, 4 + i, i, i);
+    }
+    g_string_append_printf(cmd, " %s", extra ? extra : "");
+    r->qts = qtest_init(cmd->str);
+    r->bus = qpci_new_pc(r->qts, NULL);
+    for (int i = 0; i < NDEV; i++) {
+        Dev *d = &r->d[i];
+
+        close(sv[i][1]);
+        d->fd = sv[i][0];
+        d->pci = qpci_device_find(r->bus, QPCI_DEVFN(4 + i, 0));
+        g_assert(d->pci);
+        qpci_device_enable(d->pci);
+        d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
+        d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
+        g_assert_cmphex(size, ==, ERNIC_ETH_BAR_SIZE);
+        memcpy(d->mac, (uint8_t[]){ 0x52, 0x54, 0x00, 0xe3, 0x32, i }, 6);
+        d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
+    }
+    return r;
+}
+
+static inline void rig_stop(Rig *r)
+{
+    for (int i = 0; i < NDEV; i++) {
+        close(r->d[i].fd);
+        g_free(r->d[i].pci);
+    }
+    qpci_free_pc(r->bus);
+    qtest_quit(r->qts);
+    g_free(r);
+}
+
+static inline uint32_t rd(Rig *r, int i, uint32_t off)
+{
+    return qpci_io_readl(r->d[i].pci, r->d[i].bar, off);
+}
+
+static inline void wr(Rig *r, int i, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(r->d[i].pci, r->d[i].bar, off, val);
+}
+
+static inline uint32_t qrd(Rig *r, int i, uint32_t qpn, uint32_t off)
+{
+    return rd(r, i, ERNIC_QP_OFFSET(qpn) + off);
+}
+
+static inline void qwr(Rig *r, int i, uint32_t qpn, uint32_t off, uint32_t val)
+{
+    wr(r, i, ERNIC_QP_OFFSET(qpn) + off, val);
+}
+
+static void wr64(Rig *r, int i, uint32_t qpn, uint32_t lo, uint32_t hi,
+                 uint64_t val)
+{
+    qwr(r, i, qpn, lo, val);
+    qwr(r, i, qpn, hi, val >> 32);
+}
+
+/* Global configuration, PG332 ch.6 "Global configuration". */
+static inline void setup_global(Rig *r, int i, uint32_t ackgen)
+{
+    Dev *d = &r->d[i];
+
+    wr(r, i, ERNIC_MACXADDLSB, be32(d->mac + 2));
+    wr(r, i, ERNIC_MACXADDMSB, lduw_be_p(d->mac));
+    wr(r, i, ERNIC_IPv4XADD, d->ip);
+    wr(r, i, ERNIC_ERRBUFBA, DEV_BASE(i) + ERRBUF_OFF);
+    wr(r, i, ERNIC_ERRBUFSZ, (256 << 16) | 16);
+    wr(r, i, ERNIC_IPKTERRQBA, DEV_BASE(i) + FATALQ_OFF);
+    wr(r, i, ERNIC_IPKTERRQSZ, 64);
+    wr(r, i, ERNIC_INTEN, 0x1ff);
+    wr(r, i, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN | ERNIC_XRNICCONF_ERRBUF_EN |
+       (ackgen << ERNIC_XRNICCONF_ACKGEN_SHIFT) | (31 << 8) |
+       (UDP_SPORT << ERNIC_XRNICCONF_UDPSRC_SHIFT));
+    /* The MR both peers target: PD/MR table entry MR_INDEX (p.31). */
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_PDPDNUM, PD_NUM);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_VIRTADDRLSB, (uint32_t)MR_VA);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_VIRTADDRMSB, MR_VA >> 32);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB,
+       DEV_BASE(i) + MR_OFF);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB, 0);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFRKEY, MR_KEY);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_WRRDBUFLEN, MR_LEN);
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_ACCESSDESC,
+       ERNIC_ACCESS_READ_WRITE);
+}
+
+typedef struct QpCfg {
+    uint32_t pmtu;              /* ERNIC_PMTU_* */
+    uint32_t rqbuf;             /* bytes */
+    uint32_t rq_depth;
+    uint32_t timeout;           /* TIMEOUTCONF[5:0] */
+    uint32_t retry;
+    uint32_t rnr_retry;
+    uint32_t rnr_timer;
+    bool loopback;              /* peer is on the same device */
+} QpCfg;
+
+static const QpCfg default_cfg = {
+    .pmtu = ERNIC_PMTU_1024, .rqbuf = 0x100000, .rq_depth = RQ_DEPTH,
+    .timeout = 14, .retry = 7, .rnr_retry = 7, .rnr_timer = 1,
+};
+
+/* Connect QP @qpn of device @i to QP @dqpn of device @peer. */
+static inline void setup_qp(Rig *r, int i, uint32_t qpn, int peer, uint32_t dqpn,
+                     uint32_t sqpsn, uint32_t rqpsn, const QpCfg *cfg,
+                     uint64_t qbase)
+{
+    Dev *p = &r->d[peer];
+
+    wr64(r, i, qpn, ERNIC_SQBA, ERNIC_SQBAMSB, qbase + SQ_OFF);
+    wr64(r, i, qpn, ERNIC_CQBA, ERNIC_CQBAMSB, qbase + CQ_OFF);
+    wr64(r, i, qpn, ERNIC_RQBA, ERNIC_RQBAMSB, qbase + RQ_OFF);
+    wr64(r, i, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, qbase + CQDB_OFF);
+    wr64(r, i, qpn, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
+         qbase + RQDB_OFF);
+    qwr(r, i, qpn, ERNIC_QDEPTH, (cfg->rq_depth << 16) | SQ_DEPTH);
+    qwr(r, i, qpn, ERNIC_QPADVCONF, (PKEY << 16) | (TTL << 8));
+    qwr(r, i, qpn, ERNIC_DESTQPCONF, dqpn);
+    qwr(r, i, qpn, ERNIC_MACDESADDLSB, be32(p->mac + 2));
+    qwr(r, i, qpn, ERNIC_MACDESADDMSB, lduw_be_p(p->mac));
+    qwr(r, i, qpn, ERNIC_IPDESADDR1, p->ip);
+    qwr(r, i, qpn, ERNIC_SQPSN, sqpsn);
+    qwr(r, i, qpn, ERNIC_LSTRQREQ, ((rqpsn - 1) & 0xffffff) |
+        (0x04u << 24));
+    qwr(r, i, qpn, ERNIC_TIMEOUTCONF, cfg->timeout | (cfg->retry << 8) |
+        (cfg->rnr_retry << 11) | (cfg->rnr_timer << 16));
+    qwr(r, i, qpn, ERNIC_PD, PD_NUM);
+    qwr(r, i, qpn, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_HW_HS_DIS |
+        ERNIC_QPCONF_CQE_WR_EN | ERNIC_QPCONF_CQ_INT_EN |
+        ERNIC_QPCONF_RQ_INT_EN | (cfg->pmtu << ERNIC_QPCONF_PMTU_SHIFT) |
+        ((cfg->rqbuf / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+}
+
+#define PSN_A   0x123456
+#define PSN_B   0xfffff0        /* wraps through 0 */
+
+static inline void connect_pair(Rig *r, const QpCfg *cfg)
+{
+    setup_global(r, 0, 0);
+    setup_global(r, 1, 0);
+    setup_qp(r, 0, QPN_A, 1, QPN_B, PSN_A, PSN_B, cfg, DEV_BASE(0));
+    setup_qp(r, 1, QPN_B, 0, QPN_A, PSN_B, PSN_A, cfg, DEV_BASE(1));
+}
+
+/*
+ * The wire
+ */
+
+static inline bool wire_read(int fd, uint8_t *f, size_t *len)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    uint32_t be;
+
+    if (poll(&p, 1, 0) != 1) {
+        return false;
+    }
+    g_assert_cmpint(recv(fd, &be, 4, MSG_WAITALL), ==, 4);
+    *len = be32_to_cpu(be);
+    g_assert_cmpuint(*len, <=, FRAME_MAX);
+    g_assert_cmpint(recv(fd, f, *len, MSG_WAITALL), ==, *len);
+    return true;
+}
+
+static inline void wire_write(int fd, const uint8_t *f, size_t len)
+{
+    uint32_t be = cpu_to_be32(len);
+
+    g_assert_cmpint(send(fd, &be, 4, 0), ==, 4);
+    g_assert_cmpint(send(fd, f, len, 0), ==, len);
+}
+
+typedef struct Wire {
+    Filter filter;
+    void *opaque;
+    uint8_t held[FRAME_MAX];    /* one frame held back for reordering */
+    size_t held_len;
+    int held_from;
+    unsigned frames[NDEV];      /* frames seen from each device */
+    int64_t step_ns;            /* virtual time per idle turn */
+} Wire;
+
+/* Move frames between the devices until @cond holds (20 s at most). */
+#define PUMP(r, w, cond)                                                    \
+    do {                                                                    \
+        gint64 deadline_ = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;   \
+        while (!(cond)) {                                                   \
+            g_assert(g_get_monotonic_time() < deadline_);                   \
+            pump_once(r, w);                                                \
+        }                                                                   \
+    } while (0)
+
+static inline void pump_once(Rig *r, Wire *w)
+{
+    static uint8_t f[FRAME_MAX];
+    size_t len;
+    bool moved = false;
+
+    for (int i = 0; i < NDEV; i++) {
+        while (wire_read(r->d[i].fd, f, &len)) {
+            Verdict v = w && w->filter ? w->filter(w->opaque, i, f, len) : FWD;
+            int to = r->d[1 - i].fd;
+
+            moved = true;
+            if (w) {
+                w->frames[i]++;
+            }
+            if (v == HOLD && w && !w->held_len) {
+                memcpy(w->held, f, len);
+                w->held_len = len;
+                w->held_from = i;
+                continue;
+            }
+            if (v != DROP) {
+                wire_write(to, f, len);
+            }
+            if (v == DUP) {
+                wire_write(to, f, len);
+            }
+            if (w && w->held_len && w->held_from == i) {
+                /* The held frame goes after the one behind it. */
+                wire_write(to, w->held, w->held_len);
+                w->held_len = 0;
+            }
+        }
+    }
+    if (!moved) {
+        if (w && w->held_len) {
+            wire_write(r->d[1 - w->held_from].fd, w->held, w->held_len);
+            w->held_len = 0;
+        }
+        qtest_clock_step(r->qts, w && w->step_ns ? w->step_ns : 10000);
+    }
+}
+
+/*
+ * Work requests
+ */
+
+static inline void post(Rig *r, int i, uint32_t qpn, uint64_t sq, uint16_t wrid,
+                 uint8_t opcode, uint64_t laddr, uint32_t len,
+                 uint64_t raddr, uint32_t rkey, uint32_t imm,
+                 const uint8_t *sdata)
+{
+    uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
+    Dev *d = &r->d[i];
+
+    stw_le_p(&wqe[ERNIC_WQE_WRID], wrid);
+    stq_le_p(&wqe[ERNIC_WQE_LADDR], laddr);
+    stl_le_p(&wqe[ERNIC_WQE_LENGTH], len);
+    wqe[ERNIC_WQE_OPCODE] = opcode;
+    stq_le_p(&wqe[ERNIC_WQE_ROFFSET], raddr);
+    stl_le_p(&wqe[ERNIC_WQE_RTAG], rkey);
+    stl_le_p(&wqe[ERNIC_WQE_IMMDT], imm);
+    if (sdata) {
+        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, MIN(len, 16));
+    }
+    qtest_memwrite(r->qts, sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
+                   sizeof(wqe));
+    d->sqpi++;
+    qwr(r, i, qpn, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+}
+
+/* Completion of everything posted: CQHEAD == SQPI (see ernic_comp.c). */
+static inline bool all_done(Rig *r, int i, uint32_t qpn)
+{
+    return qrd(r, i, qpn, ERNIC_CQHEAD) == r->d[i].sqpi % SQ_DEPTH;
+}
+
+static inline uint32_t cqe(Rig *r, int i, uint32_t n)
+{
+    return qtest_readl(r->qts, DEV_BASE(i) + CQ_OFF + (n % SQ_DEPTH) * 4);
+}
+
+static inline void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+    for (size_t k = 0; k < n; k++) {
+        p[k] = (seed * 2654435761u + k * 7 + (k >> 8)) & 0xff;
+    }
+}
+
+/* Write @n pattern bytes to guest memory; returns them. */
+static inline uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n, uint32_t seed)
+{
+    uint8_t *p = g_malloc(n + 1);
+
+    fill(p, n, seed);
+    qtest_memwrite(r->qts, addr, p, n);
+    return p;
+}
+
+static inline void assert_mem(Rig *r, uint64_t addr, const uint8_t *want, size_t n)
+{
+    uint8_t *got = g_malloc(n + 1);
+
+    qtest_memread(r->qts, addr, got, n);
+    for (size_t k = 0; k < n; k++) {
+        if (got[k] != want[k]) {
+            g_error("byte %zu of %zu at 0x%" PRIx64 ": 0x%02x, want 0x%02x",
+                    k, n, addr, got[k], want[k]);
+        }
+    }
+    g_free(got);
+}
+
+#endif /* ERNIC_RIG_H */
