@@ -148,9 +148,9 @@ static inline uint16_t ip_csum(const uint8_t *p, size_t n)
 
 /* Build an IPv4 RoCEv2 frame the way the spec says, with a valid ICRC. */
 static inline size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
-                          uint8_t opcode, uint32_t dqpn, uint32_t psn,
-                          bool ackreq, const uint8_t *ext, size_t ext_len,
-                          const uint8_t *pay, size_t paylen)
+                                 uint8_t opcode, uint32_t dqpn, uint32_t psn,
+                                 bool ackreq, const uint8_t *ext, size_t ext_len,
+                                 const uint8_t *pay, size_t paylen)
 {
     size_t pad = -paylen & 3;
     size_t l4 = 8 + 12 + ext_len + paylen + pad + 4;
@@ -304,9 +304,10 @@ static const QpCfg default_cfg = {
 };
 
 /* Connect QP @qpn of device @i to QP @dqpn of device @peer. */
-static inline void setup_qp(Rig *r, int i, uint32_t qpn, int peer, uint32_t dqpn,
-                     uint32_t sqpsn, uint32_t rqpsn, const QpCfg *cfg,
-                     uint64_t qbase)
+static inline void setup_qp(Rig *r, int i, uint32_t qpn, int peer,
+                            uint32_t dqpn,
+                            uint32_t sqpsn, uint32_t rqpsn, const QpCfg *cfg,
+                            uint64_t qbase)
 {
     Dev *p = &r->d[peer];
 
@@ -440,9 +441,9 @@ static inline void pump_once(Rig *r, Wire *w)
  */
 
 static inline void post(Rig *r, int i, uint32_t qpn, uint64_t sq, uint16_t wrid,
-                 uint8_t opcode, uint64_t laddr, uint32_t len,
-                 uint64_t raddr, uint32_t rkey, uint32_t imm,
-                 const uint8_t *sdata)
+                        uint8_t opcode, uint64_t laddr, uint32_t len,
+                        uint64_t raddr, uint32_t rkey, uint32_t imm,
+                        const uint8_t *sdata)
 {
     uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
     Dev *d = &r->d[i];
@@ -482,7 +483,8 @@ static inline void fill(uint8_t *p, size_t n, uint32_t seed)
 }
 
 /* Write @n pattern bytes to guest memory; returns them. */
-static inline uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n, uint32_t seed)
+static inline uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n,
+                                   uint32_t seed)
 {
     uint8_t *p = g_malloc(n + 1);
 
@@ -491,7 +493,8 @@ static inline uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n, uint32_t see
     return p;
 }
 
-static inline void assert_mem(Rig *r, uint64_t addr, const uint8_t *want, size_t n)
+static inline void assert_mem(Rig *r, uint64_t addr, const uint8_t *want,
+                              size_t n)
 {
     uint8_t *got = g_malloc(n + 1);
 
