@@ -65,21 +65,24 @@ static void ernic_mmio_write(void *opaque, hwaddr addr, uint64_t val,
  * Every access size reaches the core, which defines what odd sizes and
  * misaligned accesses do (read 0, write ignored).
  */
-static const MemoryRegionOps ernic_mmio_ops = {
-    .read = ernic_mmio_read,
-    .write = ernic_mmio_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-        .unaligned = true,
-    },
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-        .unaligned = true,
-    },
-};
+#define ERNIC_MMIO_OPS(rd, wr) {                                \
+    .read = (rd),                                               \
+    .write = (wr),                                              \
+    .endianness = DEVICE_LITTLE_ENDIAN,                         \
+    .valid = {                                                  \
+        .min_access_size = 1,                                   \
+        .max_access_size = 8,                                   \
+        .unaligned = true,                                      \
+    },                                                          \
+    .impl = {                                                   \
+        .min_access_size = 1,                                   \
+        .max_access_size = 8,                                   \
+        .unaligned = true,                                      \
+    },                                                          \
+}
+
+static const MemoryRegionOps ernic_mmio_ops =
+    ERNIC_MMIO_OPS(ernic_mmio_read, ernic_mmio_write);
 
 static uint64_t ernic_eth_mmio_read(void *opaque, hwaddr addr,
                                     unsigned size)
@@ -97,21 +100,8 @@ static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_eth_write(&s->core, addr, val, size);
 }
 
-static const MemoryRegionOps ernic_eth_ops = {
-    .read = ernic_eth_mmio_read,
-    .write = ernic_eth_mmio_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-        .unaligned = true,
-    },
-    .impl = {
-        .min_access_size = 1,
-        .max_access_size = 8,
-        .unaligned = true,
-    },
-};
+static const MemoryRegionOps ernic_eth_ops =
+    ERNIC_MMIO_OPS(ernic_eth_mmio_read, ernic_eth_mmio_write);
 
 static bool ernic_nc_can_receive(NetClientState *nc)
 {

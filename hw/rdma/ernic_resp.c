@@ -243,14 +243,29 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ernic_core_raise(c, ERNIC_INT_RNR_NAK_GENERATED);
 }
 
+/* Queue a READ request for responses; the caller checked there is room. */
+static ErnicReadRes *ernic_resp_queue_read(ErnicCore *c, uint32_t qpn,
+                                           const ErnicPkt *pkt, uint64_t addr)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    ErnicReadRes *r = &qp->rd[(qp->rd_head + qp->rd_count++) %
+                              ERNIC_READ_RES];
+
+    r->psn = pkt->psn;
+    r->npkts = pkt->dmalen ?
+               DIV_ROUND_UP(pkt->dmalen, ernic_qp_pmtu(c, qpn)) : 1;
+    r->sent = 0;
+    r->addr = addr;
+    r->len = pkt->dmalen;
+    return r;
+}
+
 /* A duplicate request (PSN before the expected one), IBTA 9.7.5.1.1. */
 static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
     uint64_t addr = 0;
-    ErnicReadRes *r;
 
     ernic_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
@@ -269,13 +284,7 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                               pkt->dmalen, false, &addr))) {
         return;
     }
-    r = &qp->rd[(qp->rd_head + qp->rd_count++) % ERNIC_READ_RES];
-    r->psn = pkt->psn;
-    r->npkts = pkt->dmalen ? DIV_ROUND_UP(pkt->dmalen, pmtu) : 1;
-    r->sent = 0;
-    r->addr = addr;
-    r->len = pkt->dmalen;
-    r->msn = ernic_resp_msn(c, qpn);
+    ernic_resp_queue_read(c, qpn, pkt, addr)->msn = ernic_resp_msn(c, qpn);
     ernic_sq_doorbell(c, qpn);
 }
 
@@ -392,12 +401,7 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
                              ERNIC_FATAL_READ_RESOURCES);
             return;
         }
-        r = &qp->rd[(qp->rd_head + qp->rd_count++) % ERNIC_READ_RES];
-        r->psn = pkt->psn;
-        r->npkts = pkt->dmalen ? DIV_ROUND_UP(pkt->dmalen, pmtu) : 1;
-        r->sent = 0;
-        r->addr = addr;
-        r->len = pkt->dmalen;
+        r = ernic_resp_queue_read(c, qpn, pkt, addr);
         last_psn = (pkt->psn + r->npkts - 1) & ERNIC_PSN_MASK;
     }
 
