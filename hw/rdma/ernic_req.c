@@ -361,6 +361,7 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 break;
             }
             ernic_comp_flush(c, qpn);
+            (*budget)--;
             continue;
         }
         if (qp->tx_idx < qp->osq_count) {
