@@ -984,6 +984,141 @@ static void test_eth_path(void)
     rig_stop(r);
 }
 
+/*
+ * Two QEMU processes on real QEMU netdevs: stream (TCP) and dgram (UDP),
+ * both on 127.0.0.1. Loss on dgram, if any, is recovered by RC.
+ */
+static void run_two_procs(const char *nd0, const char *nd1)
+{
+    Rig *r = rig_start_procs(nd0, nd1);
+    QpCfg cfg = default_cfg;
+    Wire w = { .step_ns = 100000 };
+    uint8_t *s, *wr_, *rd_;
+
+    cfg.timeout = 10;
+    connect_pair(r, &cfg);
+    s = put_pattern(r, DEV_BASE(0) + SRC_OFF, 65536, 1);
+    wr_ = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144, 2);
+    rd_ = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 100000, 3);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 65536, 0, 0, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF + 0x80000, 100000, MR_VA + 0x100000, RKEY, 0,
+         NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, s, 65536);
+    assert_mem(r, DEV_BASE(1) + MR_OFF, wr_, 262144);
+    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x80000, rd_, 100000);
+    for (int k = 0; k < 3; k++) {
+        g_assert_cmphex(cqe(r, 0, k) >> 24, ==, 0);     /* no ERRFLAG */
+    }
+    g_free(s);
+    g_free(wr_);
+    g_free(rd_);
+    rig_stop(r);
+}
+
+static int free_port(int type)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, type, 0), port;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&a, sizeof(a)), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&a, &len), ==, 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static void test_netdev_stream(void)
+{
+    int p = free_port(SOCK_STREAM);
+    g_autofree char *srv = g_strdup_printf(
+        "stream,server=on,addr.type=inet,addr.host=127.0.0.1,addr.port=%d",
+        p);
+    g_autofree char *cli = g_strdup_printf(
+        "stream,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=%d",
+        p);
+
+    run_two_procs(srv, cli);
+}
+
+static void test_netdev_dgram(void)
+{
+    int p0 = free_port(SOCK_DGRAM), p1 = free_port(SOCK_DGRAM);
+    g_autofree char *a = g_strdup_printf(
+        "dgram,local.type=inet,local.host=127.0.0.1,local.port=%d,"
+        "remote.type=inet,remote.host=127.0.0.1,remote.port=%d", p0, p1);
+    g_autofree char *b = g_strdup_printf(
+        "dgram,local.type=inet,local.host=127.0.0.1,local.port=%d,"
+        "remote.type=inet,remote.host=127.0.0.1,remote.port=%d", p1, p0);
+
+    run_two_procs(a, b);
+}
+
+/*
+ * user (slirp): the Ethernet path asks slirp's gateway for its MAC; the
+ * ARP reply must come back through the RX ring.
+ */
+static void test_netdev_user(void)
+{
+    Rig *r = g_new0(Rig, 1);
+    uint64_t b = DEV_BASE(0);
+    uint8_t arp[42] = { 0 }, desc[16] = { 0 }, reply[64];
+    int k;
+
+    r->qts = qtest_init("-M q35 -nodefaults -m 512 -netdev user,id=n0 "
+                        "-device ernic,addr=04.0,netdev=n0,"
+                        "mac=52:54:00:e3:32:00");
+    rig_attach(r, 0, r->qts, qpci_new_pc(r->qts, NULL));
+    r->d[0].fd = -1;
+    r->d[1].fd = -1;
+    ewr(r, 0, ERNIC_ETH_TXBA, b + ETH_TX_OFF);
+    ewr(r, 0, ERNIC_ETH_TXSZ, 8);
+    ewr(r, 0, ERNIC_ETH_RXBA, b + ETH_RX_OFF);
+    ewr(r, 0, ERNIC_ETH_RXSZ, 8);
+    stq_le_p(desc, b + ETH_BUF_OFF + 0x1000);
+    stw_le_p(desc + 8, 2048);
+    qtest_memwrite(r->qts, b + ETH_RX_OFF, desc, 16);
+    ewr(r, 0, ERNIC_ETH_RXPI, 1);
+    ewr(r, 0, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
+
+    /* ARP who-has 10.0.2.2 tell 10.0.2.15 */
+    memset(arp, 0xff, 6);
+    memcpy(arp + 6, r->d[0].mac, 6);
+    stw_be_p(arp + 12, 0x0806);
+    stw_be_p(arp + 14, 1);
+    stw_be_p(arp + 16, 0x0800);
+    arp[18] = 6;
+    arp[19] = 4;
+    stw_be_p(arp + 20, 1);
+    memcpy(arp + 22, r->d[0].mac, 6);
+    stl_be_p(arp + 28, 0x0a00020f);
+    stl_be_p(arp + 38, 0x0a000202);
+    qtest_memwrite(r->qts, b + ETH_BUF_OFF, arp, sizeof(arp));
+    stq_le_p(desc, b + ETH_BUF_OFF);
+    stw_le_p(desc + 8, sizeof(arp));
+    qtest_memwrite(r->qts, b + ETH_TX_OFF, desc, 16);
+    ewr(r, 0, ERNIC_ETH_TXPI, 1);
+    for (k = 0; k < 1000 && erd(r, 0, ERNIC_ETH_RXCI) != 1; k++) {
+        qtest_clock_step(r->qts, 100000);
+    }
+    g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
+    qtest_memread(r->qts, b + ETH_BUF_OFF + 0x1000, reply, sizeof(reply));
+    g_assert_cmpmem(reply, 6, r->d[0].mac, 6);
+    g_assert_cmphex(lduw_be_p(reply + 12), ==, 0x0806);
+    g_assert_cmphex(lduw_be_p(reply + 20), ==, 2);          /* reply */
+    g_assert_cmphex(be32(reply + 28), ==, 0x0a000202);
+    g_free(r->d[0].pci);
+    qpci_free_pc(r->d[0].bus);
+    qtest_quit(r->qts);
+    g_free(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1005,6 +1140,9 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/validation/read-resources", test_read_resources);
     qtest_add_func("/ernic/gsi/mad", test_gsi_mad);
     qtest_add_func("/ernic/eth/path", test_eth_path);
+    qtest_add_func("/ernic/netdev/stream", test_netdev_stream);
+    qtest_add_func("/ernic/netdev/dgram", test_netdev_dgram);
+    qtest_add_func("/ernic/netdev/user", test_netdev_user);
 
     return g_test_run();
 }

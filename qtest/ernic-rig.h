@@ -56,6 +56,8 @@
 #define RQ_DEPTH        4
 
 typedef struct Dev {
+    QTestState *qts;            /* the QEMU process the device is in */
+    QPCIBus *bus;
     QPCIDevice *pci;
     QPCIBar bar;
     QPCIBar eth;
@@ -66,10 +68,13 @@ typedef struct Dev {
 } Dev;
 
 typedef struct Rig {
-    QTestState *qts;
-    QPCIBus *bus;
+    QTestState *qts;            /* device 0's process */
+    bool two_procs;             /* one QEMU process per device */
     Dev d[NDEV];
 } Rig;
+
+/* The process that holds guest address @addr (DEV_BASE(i) is device i's). */
+#define QTS(r, addr)    ((r)->d[(addr) >= DEV_BASE(1)].qts)
 
 /* A wire filter decides what to do with a frame from device @from. */
 typedef enum { FWD, DROP, DUP, HOLD } Verdict;
@@ -186,12 +191,29 @@ static inline size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
  * Rig: two devices in one QEMU, each on a socket netdev.
  */
 
+static inline void rig_attach(Rig *r, int i, QTestState *qts, QPCIBus *bus)
+{
+    Dev *d = &r->d[i];
+    uint64_t size;
+
+    d->qts = qts;
+    d->bus = bus;
+    d->pci = qpci_device_find(bus, QPCI_DEVFN(4 + i, 0));
+    g_assert(d->pci);
+    qpci_device_enable(d->pci);
+    d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
+    d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
+    g_assert_cmphex(size, ==, ERNIC_ETH_BAR_SIZE);
+    memcpy(d->mac, (uint8_t[]){ 0x52, 0x54, 0x00, 0xe3, 0x32, i }, 6);
+    d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
+}
+
 static inline Rig *rig_start(const char *extra)
 {
     Rig *r = g_new0(Rig, 1);
     int sv[NDEV][2];
     g_autoptr(GString) cmd = g_string_new("-M q35 -nodefaults -m 512");
-    uint64_t size;
+    QPCIBus *bus;
 
     for (int i = 0; i < NDEV; i++) {
         g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
@@ -202,32 +224,50 @@ static inline Rig *rig_start(const char *extra)
     }
     g_string_append_printf(cmd, " %s", extra ? extra : "");
     r->qts = qtest_init(cmd->str);
-    r->bus = qpci_new_pc(r->qts, NULL);
+    bus = qpci_new_pc(r->qts, NULL);    /* one bus: one BAR allocator */
     for (int i = 0; i < NDEV; i++) {
-        Dev *d = &r->d[i];
-
         close(sv[i][1]);
-        d->fd = sv[i][0];
-        d->pci = qpci_device_find(r->bus, QPCI_DEVFN(4 + i, 0));
-        g_assert(d->pci);
-        qpci_device_enable(d->pci);
-        d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
-        d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
-        g_assert_cmphex(size, ==, ERNIC_ETH_BAR_SIZE);
-        memcpy(d->mac, (uint8_t[]){ 0x52, 0x54, 0x00, 0xe3, 0x32, i }, 6);
-        d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
+        rig_attach(r, i, r->qts, bus);
+        r->d[i].fd = sv[i][0];
     }
+    return r;
+}
+
+/*
+ * Two QEMU processes, one device each, joined by a QEMU netdev: @nd0 and
+ * @nd1 are the -netdev options of each ("stream,..." or "dgram,...").
+ */
+static inline Rig *rig_start_procs(const char *nd0, const char *nd1)
+{
+    Rig *r = g_new0(Rig, 1);
+    const char *nd[NDEV] = { nd0, nd1 };
+
+    r->two_procs = true;
+    for (int i = 0; i < NDEV; i++) {
+        QTestState *qts = qtest_initf("-M q35 -nodefaults -m 512 -netdev %s,"
+                                      "id=n%d -device ernic,addr=0%d.0,"
+                                      "netdev=n%d,mac=52:54:00:e3:32:0%d",
+                                      nd[i], i, 4 + i, i, i);
+
+        rig_attach(r, i, qts, qpci_new_pc(qts, NULL));
+        r->d[i].fd = -1;        /* no wire in the test's hands */
+    }
+    r->qts = r->d[0].qts;
     return r;
 }
 
 static inline void rig_stop(Rig *r)
 {
     for (int i = 0; i < NDEV; i++) {
-        close(r->d[i].fd);
+        if (r->d[i].fd >= 0) {
+            close(r->d[i].fd);
+        }
         g_free(r->d[i].pci);
+        if (i == 0 || r->two_procs) {
+            qpci_free_pc(r->d[i].bus);
+            qtest_quit(r->d[i].qts);
+        }
     }
-    qpci_free_pc(r->bus);
-    qtest_quit(r->qts);
     g_free(r);
 }
 
@@ -432,7 +472,10 @@ static inline void pump_once(Rig *r, Wire *w)
             wire_write(r->d[1 - w->held_from].fd, w->held, w->held_len);
             w->held_len = 0;
         }
-        qtest_clock_step(r->qts, w && w->step_ns ? w->step_ns : 10000);
+        for (int i = 0; i < (r->two_procs ? NDEV : 1); i++) {
+            qtest_clock_step(r->d[i].qts,
+                             w && w->step_ns ? w->step_ns : 10000);
+        }
     }
 }
 
@@ -458,7 +501,7 @@ static inline void post(Rig *r, int i, uint32_t qpn, uint64_t sq, uint16_t wrid,
     if (sdata) {
         memcpy(&wqe[ERNIC_WQE_SDATA], sdata, MIN(len, 16));
     }
-    qtest_memwrite(r->qts, sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
+    qtest_memwrite(QTS(r, sq), sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
                    sizeof(wqe));
     d->sqpi++;
     qwr(r, i, qpn, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
@@ -472,7 +515,8 @@ static inline bool all_done(Rig *r, int i, uint32_t qpn)
 
 static inline uint32_t cqe(Rig *r, int i, uint32_t n)
 {
-    return qtest_readl(r->qts, DEV_BASE(i) + CQ_OFF + (n % SQ_DEPTH) * 4);
+    return qtest_readl(r->d[i].qts, DEV_BASE(i) + CQ_OFF +
+                       (n % SQ_DEPTH) * 4);
 }
 
 static inline void fill(uint8_t *p, size_t n, uint32_t seed)
@@ -489,7 +533,7 @@ static inline uint8_t *put_pattern(Rig *r, uint64_t addr, size_t n,
     uint8_t *p = g_malloc(n + 1);
 
     fill(p, n, seed);
-    qtest_memwrite(r->qts, addr, p, n);
+    qtest_memwrite(QTS(r, addr), addr, p, n);
     return p;
 }
 
@@ -498,7 +542,7 @@ static inline void assert_mem(Rig *r, uint64_t addr, const uint8_t *want,
 {
     uint8_t *got = g_malloc(n + 1);
 
-    qtest_memread(r->qts, addr, got, n);
+    qtest_memread(QTS(r, addr), addr, got, n);
     for (size_t k = 0; k < n; k++) {
         if (got[k] != want[k]) {
             g_error("byte %zu of %zu at 0x%" PRIx64 ": 0x%02x, want 0x%02x",
