@@ -1061,22 +1061,27 @@ static void test_netdev_dgram(void)
 }
 
 /*
- * user (slirp): the Ethernet path asks slirp's gateway for its MAC; the
- * ARP reply must come back through the RX ring.
+ * The Ethernet path asks @target for its MAC over the netdev @netdev; the
+ * ARP reply must come back through the RX ring. @host_cmd, if any, runs
+ * once QEMU is up (to configure the host side).
  */
-static void test_netdev_user(void)
+static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
+                      const char *host_cmd)
 {
     Rig *r = g_new0(Rig, 1);
     uint64_t b = DEV_BASE(0);
     uint8_t arp[42] = { 0 }, desc[16] = { 0 }, reply[64];
     int k;
 
-    r->qts = qtest_init("-M q35 -nodefaults -m 512 -netdev user,id=n0 "
-                        "-device ernic,addr=04.0,netdev=n0,"
-                        "mac=52:54:00:e3:32:00");
+    r->qts = qtest_initf("-M q35 -nodefaults -m 512 -netdev %s,id=n0 "
+                         "-device ernic,addr=04.0,netdev=n0,"
+                         "mac=52:54:00:e3:32:00", netdev);
     rig_attach(r, 0, r->qts, qpci_new_pc(r->qts, NULL));
     r->d[0].fd = -1;
     r->d[1].fd = -1;
+    if (host_cmd) {
+        g_assert_cmpint(system(host_cmd), ==, 0);
+    }
     ewr(r, 0, ERNIC_ETH_TXBA, b + ETH_TX_OFF);
     ewr(r, 0, ERNIC_ETH_TXSZ, 8);
     ewr(r, 0, ERNIC_ETH_RXBA, b + ETH_RX_OFF);
@@ -1087,7 +1092,6 @@ static void test_netdev_user(void)
     ewr(r, 0, ERNIC_ETH_RXPI, 1);
     ewr(r, 0, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
 
-    /* ARP who-has 10.0.2.2 tell 10.0.2.15 */
     memset(arp, 0xff, 6);
     memcpy(arp + 6, r->d[0].mac, 6);
     stw_be_p(arp + 12, 0x0806);
@@ -1095,28 +1099,51 @@ static void test_netdev_user(void)
     stw_be_p(arp + 16, 0x0800);
     arp[18] = 6;
     arp[19] = 4;
-    stw_be_p(arp + 20, 1);
+    stw_be_p(arp + 20, 1);                                  /* who-has */
     memcpy(arp + 22, r->d[0].mac, 6);
-    stl_be_p(arp + 28, 0x0a00020f);
-    stl_be_p(arp + 38, 0x0a000202);
+    stl_be_p(arp + 28, me);
+    stl_be_p(arp + 38, target);
     qtest_memwrite(r->qts, b + ETH_BUF_OFF, arp, sizeof(arp));
     stq_le_p(desc, b + ETH_BUF_OFF);
     stw_le_p(desc + 8, sizeof(arp));
     qtest_memwrite(r->qts, b + ETH_TX_OFF, desc, 16);
     ewr(r, 0, ERNIC_ETH_TXPI, 1);
-    for (k = 0; k < 1000 && erd(r, 0, ERNIC_ETH_RXCI) != 1; k++) {
+    for (k = 0; k < 2000 && erd(r, 0, ERNIC_ETH_RXCI) != 1; k++) {
         qtest_clock_step(r->qts, 100000);
+        g_usleep(1000);         /* a tap's host side answers in real time */
     }
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
     qtest_memread(r->qts, b + ETH_BUF_OFF + 0x1000, reply, sizeof(reply));
     g_assert_cmpmem(reply, 6, r->d[0].mac, 6);
     g_assert_cmphex(lduw_be_p(reply + 12), ==, 0x0806);
-    g_assert_cmphex(lduw_be_p(reply + 20), ==, 2);          /* reply */
-    g_assert_cmphex(be32(reply + 28), ==, 0x0a000202);
+    g_assert_cmphex(lduw_be_p(reply + 20), ==, 2);          /* is-at */
+    g_assert_cmphex(be32(reply + 28), ==, target);
     g_free(r->d[0].pci);
     qpci_free_pc(r->d[0].bus);
     qtest_quit(r->qts);
     g_free(r);
+}
+
+/* user (slirp): its gateway 10.0.2.2 answers. */
+static void test_netdev_user(void)
+{
+    arp_probe("user", 0x0a00020f, 0x0a000202, NULL);
+}
+
+/* tap: the host kernel answers for an address given to the tap. */
+static void test_netdev_tap(void)
+{
+    g_autofree char *name = g_strdup_printf("ernict%d", getpid() % 100000);
+    g_autofree char *nd = g_strdup_printf("tap,ifname=%s,script=no,"
+                                          "downscript=no", name);
+    g_autofree char *up = g_strdup_printf("ip addr add 10.231.0.1/24 dev %s "
+                                          "&& ip link set %s up", name, name);
+
+    if (geteuid() != 0 || access("/dev/net/tun", R_OK | W_OK)) {
+        g_test_skip("tap needs root and /dev/net/tun");
+        return;
+    }
+    arp_probe(nd, 0x0ae70002, 0x0ae70001, up);
 }
 
 int main(int argc, char **argv)
@@ -1143,6 +1170,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/netdev/stream", test_netdev_stream);
     qtest_add_func("/ernic/netdev/dgram", test_netdev_dgram);
     qtest_add_func("/ernic/netdev/user", test_netdev_user);
+    qtest_add_func("/ernic/netdev/tap", test_netdev_tap);
 
     return g_test_run();
 }

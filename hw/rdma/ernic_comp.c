@@ -132,6 +132,8 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
         ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
         ernic_comp_reload_counts(c, qpn);
+        /* The transmit window has moved. */
+        ernic_sq_doorbell(c, qpn);
     }
 }
 
@@ -150,7 +152,12 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
         }
         qp->osq_head = (qp->osq_head + 1) % ERNIC_OSQ_DEPTH;
         qp->osq_count--;
-        qp->tx_idx = qp->tx_idx ? qp->tx_idx - 1 : 0;
+        if (qp->tx_idx) {
+            qp->tx_idx--;
+        } else {
+            /* It was being sent again: the next one starts afresh. */
+            qp->tx_pkt = 0;
+        }
         progress = true;
     }
     if (!progress) {
@@ -198,7 +205,8 @@ void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
     uint32_t t = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
                  ERNIC_TIMEOUTCONF_TIMEOUT_MASK;
 
-    if (qpn == ERNIC_QP_GSI || !qp->osq_count || !qp->tx_idx || t == 0 ||
+    if (qpn == ERNIC_QP_GSI || !qp->osq_count ||
+        (!qp->tx_idx && !qp->tx_pkt) || t == 0 ||
         timer_pending(qp->retry_timer)) {
         return;
     }
@@ -233,7 +241,8 @@ void ernic_comp_retry_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
 
-    if (qp->osq_count && qp->tx_idx) {
+    /* Something sent (entry 0 may be partly sent) and unanswered. */
+    if (qp->osq_count && (qp->tx_idx || qp->tx_pkt)) {
         trace_ernic_timeout(qp->qpn, "retransmit");
         ernic_comp_retry(qp->core, qp->qpn, 0);
     }
@@ -263,7 +272,8 @@ static int ernic_comp_ack_upto(ErnicCore *c, uint32_t qpn, uint32_t psn)
     bool progress = false;
     int implied = -1;
 
-    for (i = 0; i < qp->osq_count && i < qp->tx_idx; i++) {
+    /* @psn was sent (ernic_comp_receive), so is all before it. */
+    for (i = 0; i < qp->osq_count; i++) {
         ErnicOsq *e = ernic_osq(qp, i);
 
         if (e->done) {

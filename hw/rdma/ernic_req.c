@@ -130,6 +130,18 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
     return true;
 }
 
+/*
+ * Request packets sent beyond the oldest unacknowledged PSN: at most 64,
+ * and at most 128 KiB of payload. Hardware is bounded the same way by
+ * its write-retry buffers (PG332 C_MAX_WR_RETRY_DATA_BUF_DEPTH); here it
+ * keeps a burst, and every whole-WQE retransmission, within what a
+ * datagram socket on the way can hold (docs/engine.md).
+ */
+static uint32_t ernic_req_window(ErnicCore *c, uint32_t qpn)
+{
+    return MIN(64, (128 * 1024) / ernic_qp_pmtu(c, qpn));
+}
+
 /* The BTH opcode of packet @i of a WQE (IBTA Table 36). */
 static uint8_t ernic_req_bth_opcode(const ErnicOsq *e, uint32_t i)
 {
@@ -228,10 +240,15 @@ static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
           ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
 
     ernic_qp_path(c, qpn, &path);
-    /* AckReq on the last packet of every message (as rxe). */
+    /*
+     * AckReq on the last packet of every message (as rxe), and every
+     * quarter window inside long ones so that the window keeps moving.
+     */
     end = ernic_wire_build(f, &path, opcode, e->psn + i,
                            opcode == IB_OPC_READ_REQUEST ||
-                           i + 1 == e->npkts, ext, paylen);
+                           i + 1 == e->npkts ||
+                           (i + 1) % (ernic_req_window(c, qpn) / 4) == 0,
+                           ext, paylen);
     p = f + end;
     if (flags & ERNIC_OPF_RETH) {
         ernic_wire_put_reth(p, e->raddr + off, e->rkey, e->len - off);
@@ -384,6 +401,13 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 ernic_comp_complete_ready(c, qpn);
                 (*budget)--;
                 continue;
+            }
+            if (e->opcode != ERNIC_OP_READ &&
+                ernic_psn_diff(e->psn + qp->tx_pkt,
+                               ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) >=
+                (int32_t)ernic_req_window(c, qpn)) {
+                /* Window full: an ACK moving STATRESPSNi on resumes us. */
+                break;
             }
             ernic_req_send_packet(c, qpn, e, qp->tx_pkt, frame);
             sent = true;
