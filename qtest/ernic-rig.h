@@ -154,8 +154,9 @@ static inline uint16_t ip_csum(const uint8_t *p, size_t n)
 /* Build an IPv4 RoCEv2 frame the way the spec says, with a valid ICRC. */
 static inline size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
                                  uint8_t opcode, uint32_t dqpn, uint32_t psn,
-                                 bool ackreq, const uint8_t *ext, size_t ext_len,
-                                 const uint8_t *pay, size_t paylen)
+                                 bool ackreq, const uint8_t *ext,
+                                 size_t ext_len, const uint8_t *pay,
+                                 size_t paylen)
 {
     size_t pad = -paylen & 3;
     size_t l4 = 8 + 12 + ext_len + paylen + pad + 4;
