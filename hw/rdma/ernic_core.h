@@ -95,7 +95,6 @@ typedef struct ErnicQP {
     ErnicReadRes rd[ERNIC_READ_RES];
     uint32_t rd_head;
     uint32_t rd_count;          /* resources still being answered */
-    uint32_t rd_done;           /* answered ones kept for duplicates */
     QEMUTimer *ack_timer;
 } ErnicQP;
 

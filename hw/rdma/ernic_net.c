@@ -186,6 +186,10 @@ void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
         ernic_eth_receive(c, buf, len);
         return;
     }
+    if (pkt.bth && (uint32_t)ldl_le_p(buf + pkt.len - ERNIC_ICRC_LEN) !=
+        ernic_icrc(buf, pkt.l3, pkt.len, pkt.ipv6)) {
+        synd |= ERNIC_SYND_ICRC;
+    }
     if (!(ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN)) {
         trace_ernic_rx_disabled(len);
         return;

@@ -300,9 +300,8 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
                       "not a RoCEv2 frame\n", len);
         return;
     }
-    if (e->len <= ERNIC_WQE_SDATA_MAX) {
-        memcpy(f, e->sdata, len);
-    } else if (pci_dma_read(c->owner, e->laddr, f, len) != MEMTX_OK) {
+    /* Longer than SDATA (16 B) by the check above: always from LADDR. */
+    if (pci_dma_read(c->owner, e->laddr, f, len) != MEMTX_OK) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
                       PRIx64 " failed\n", e->laddr);
         return;

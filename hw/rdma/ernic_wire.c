@@ -286,10 +286,6 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     pkt->ackreq = ldl_be_p(bth + 8) & IB_BTH_ACKREQ;
     pkt->flags = ernic_opcode_flags(pkt->opcode);
 
-    if (ldl_le_p(f + end - ERNIC_ICRC_LEN) !=
-        ernic_icrc(f, pkt->l3, end, pkt->ipv6)) {
-        synd |= ERNIC_SYND_ICRC;
-    }
     if (pkt->tver != 0) {
         synd |= ERNIC_SYND_BTH_TVER;
     }

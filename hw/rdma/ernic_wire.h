@@ -163,8 +163,9 @@ uint32_t ernic_icrc(const uint8_t *frame, size_t l3, size_t len, bool ipv6);
 
 /*
  * Parse and check a frame up to the BTH: the syndrome bits of PG332 Table
- * 2-3 found (0 if none) that do not depend on QP state; @is_roce tells
- * whether the frame is RoCEv2 at all (UDP destination port 4791).
+ * 2-3 found (0 if none) that depend neither on QP state nor on the ICRC
+ * (the receive path checks that; the QP1 transmit path computes it);
+ * @is_roce tells whether the frame is RoCEv2 at all (UDP port 4791).
  */
 uint32_t ernic_wire_parse(const uint8_t *frame, size_t len, ErnicPkt *pkt,
                           bool *is_roce);
