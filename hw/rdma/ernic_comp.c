@@ -357,14 +357,11 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         }
         return;
     case IB_AETH_RNR_NAK:
-        break;
     case IB_AETH_NAK:
-        if (pkt->syndrome > IB_NAK_REMOTE_OP) {
-            /* PG332 Table 2-3 bit 22: malformed AETH, dropped. */
-            return;
-        }
         break;
     default:
+        /* PG332 Table 2-3 bit 22: reserved AETH type, malformed, dropped. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_AETH, qpn);
         return;
     }
 
@@ -396,10 +393,35 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         }
         return;
     }
-    /* NAK-Invalid, Remote Access or Remote Operational error (p.18). */
     qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u received NAK 0x%x for PSN "
                   "0x%x\n", qpn, pkt->syndrome, pkt->psn);
+    if (pkt->syndrome > IB_NAK_REMOTE_OP) {
+        /* A reserved NAK code: bad AETH syndrome (Table 2-4, 0x19). */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_AETH, qpn);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_AETH);
+        return;
+    }
+    /*
+     * NAK-Invalid, Remote Access or Remote Operational error (p.18); the
+     * first of them is also Table 2-3 bit 23.
+     */
+    if (pkt->syndrome == IB_NAK_INVALID_REQ) {
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_BAD_RESPONSE,
+                           qpn);
+    }
     ernic_qp_fatal(c, qpn, ERNIC_FATAL_NAK_RECEIVED);
+}
+
+/* A response that is not what the outstanding request asked for. */
+static void ernic_comp_bad_response(ErnicCore *c, uint32_t qpn,
+                                    const ErnicPkt *pkt, uint32_t synd,
+                                    uint16_t code)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u response opcode 0x%x PSN "
+                  "0x%x failed, FATAL code 0x%x\n", qpn, pkt->opcode,
+                  pkt->psn, code);
+    ernic_net_rx_error(c, pkt->frame, pkt->len, synd, qpn);
+    ernic_qp_fatal(c, qpn, code);
 }
 
 /* One READ response packet; IBTA 9.7.5.1.2 and PG332 Table 2-4 codes. */
@@ -423,7 +445,8 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
     }
     i = ernic_comp_find(qp, pkt->psn);
     if (i < 0 || ernic_osq(qp, i)->opcode != ERNIC_OP_READ) {
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_BAD_RESPONSE);
+        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
+                                ERNIC_FATAL_BAD_RESPONSE);
         return;
     }
     e = ernic_osq(qp, i);
@@ -468,16 +491,20 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
         }
     }
     if (!ok) {
-        ernic_qp_fatal(c, qpn, e->npkts == 1 &&
-                       pkt->opcode == IB_OPC_READ_RESP_LAST ?
-                       ERNIC_FATAL_READ_RESP_LAST_ONLY :
-                       ERNIC_FATAL_BAD_RESPONSE);
+        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
+                                e->npkts == 1 &&
+                                pkt->opcode == IB_OPC_READ_RESP_LAST ?
+                                ERNIC_FATAL_READ_RESP_LAST_ONLY :
+                                ERNIC_FATAL_BAD_RESPONSE);
         return;
     }
     if (pkt->paylen != expect_len) {
-        ernic_qp_fatal(c, qpn, e->npkts == 1 ? ERNIC_FATAL_READ_RESP_ONLY_LEN :
-                       last ? ERNIC_FATAL_READ_RESP_LAST :
-                       ERNIC_FATAL_READ_RESP_MID_LEN);
+        /* Table 2-3 bit 19, with the Table 2-4 code for its position. */
+        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_PMTU,
+                                e->npkts == 1 ?
+                                ERNIC_FATAL_READ_RESP_ONLY_LEN :
+                                last ? ERNIC_FATAL_READ_RESP_LAST :
+                                ERNIC_FATAL_READ_RESP_MID_LEN);
         return;
     }
 
@@ -515,9 +542,30 @@ void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         ernic_count16(c, ERNIC_ININVDUPCNT, true);
         return;
     }
-    if (pkt->opcode == IB_OPC_ACK) {
+    if (!(pkt->flags & ERNIC_OPF_LAST) && pkt->padcnt) {
+        /* Table 2-3 bit 18: FIRST or MIDDLE response with pad, dropped. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PAD, qpn);
+        return;
+    }
+    if (pkt->paylen > ernic_qp_pmtu(c, qpn)) {
+        /* Table 2-3 bit 19: more than any packet may carry, dropped. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PMTU, qpn);
+        return;
+    }
+    switch (pkt->opcode) {
+    case IB_OPC_ACK:
         ernic_comp_ack(c, qpn, pkt);
-    } else {
+        break;
+    case IB_OPC_ATOMIC_ACK:
+        /*
+         * ERNIC sends no atomics (PG332 p.4): an ATOMIC ACKNOWLEDGE is
+         * never the right answer (Table 2-4, 0x0C).
+         */
+        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
+                                ERNIC_FATAL_ACK_OPCODE);
+        break;
+    default:
         ernic_comp_read_resp(c, qpn, pkt);
+        break;
     }
 }

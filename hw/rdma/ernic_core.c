@@ -266,27 +266,15 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
 static void ernic_qp_written(ErnicCore *c, uint32_t qpn, hwaddr off,
                              uint32_t old)
 {
-    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
-
     switch (off) {
     case ERNIC_SQPI:
         ernic_sq_doorbell(c, qpn);
         break;
     case ERNIC_QPCONF:
-        /*
-         * Enabling a QP starts its transport state afresh (and clears
-         * FATAL); it then resumes doorbells posted meanwhile. Disabling
-         * drops the transport state.
-         */
-        if ((qpconf ^ old) & ERNIC_QPCONF_QP_EN) {
-            ernic_qp_engine_reset(c, qpn);
-        }
-        if ((qpconf & ERNIC_QPCONF_QP_EN) && !(old & ERNIC_QPCONF_QP_EN)) {
-            ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
-                             ernic_qp_reg(c, qpn, ERNIC_STATQP) &
-                             ~ERNIC_STATQP_FATAL);
-            ernic_sq_doorbell(c, qpn);
-        }
+        ernic_qp_conf_written(c, qpn, old);
+        break;
+    case ERNIC_STATQP:
+        ernic_qp_statqp_written(c, qpn);
         break;
     case ERNIC_STATCURSQPTR:
         /* Software override: the SQ processing position follows it. */
@@ -408,30 +396,6 @@ void ernic_count32(ErnicCore *c, hwaddr reg)
     ernic_gcsr_set(c, reg, ernic_gcsr(c, reg) + 1);
 }
 
-void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
-
-    timer_del(qp->retry_timer);
-    timer_del(qp->rnr_timer);
-    timer_del(qp->ack_timer);
-    qp->osq_head = qp->osq_count = 0;
-    qp->tx_idx = qp->tx_pkt = 0;
-    qp->sent_psn = 0;
-    qp->rnr_wait = false;
-    qp->retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
-                       ERNIC_TIMEOUTCONF_RETRY_SHIFT;
-    qp->rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
-                   ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
-    qp->rq_off = 0;
-    qp->wr_addr = 0;
-    qp->wr_left = 0;
-    qp->nak_sent = false;
-    qp->ack_pending = false;
-    qp->rd_head = qp->rd_count = 0;
-}
-
 /*
  * Lifecycle
  */
@@ -462,6 +426,7 @@ void ernic_core_reset(ErnicCore *c)
         ernic_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
         c->qp[i].sq_next = 0;
         c->qp[i].cq_next = 0;
+        c->qp[i].state = ERNIC_QPS_DISABLED;
         if (c->qp[i].retry_timer) {
             ernic_qp_engine_reset(c, i);
         }

@@ -61,10 +61,19 @@ typedef struct ErnicReadRes {
     uint32_t msn;
 } ErnicReadRes;
 
+/* QP context state, derived from QPCONFi and STATQPi (ernic_qp.c). */
+typedef enum ErnicQpState {
+    ERNIC_QPS_DISABLED,         /* QPCONFi[0] = 0: packets dropped */
+    ERNIC_QPS_ENABLED,          /* QPCONFi[0] = 1: in service */
+    ERNIC_QPS_FATAL,            /* STATQPi[0] = 1: stopped, flushing */
+    ERNIC_QPS_RECOVERY,         /* QPCONFi[6] = 1: being cleared */
+} ErnicQpState;
+
 typedef struct ErnicQP {
     uint32_t regs[ERNIC_QP_WORDS];
     struct ErnicCore *core;
     uint32_t qpn;
+    ErnicQpState state;         /* as last traced */
     /*
      * Send queue position of the next WQE to fetch, as a slot index
      * (0 .. SQ depth - 1). Not a register: STATCURSQPTRi reports it.
@@ -191,13 +200,18 @@ void ernic_core_tx_resume(ErnicCore *c);
 void ernic_net_loopback_bh(void *opaque);
 void ernic_net_reset(ErnicCore *c);
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
-/* QP entered the FATAL state (PG332 Table 2-4, p.17). */
-void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
+/*
+ * A received packet failed a PG332 Table 2-3 check: count it, log it in
+ * the error buffer with syndrome @synd, raise INTSTS[0].
+ */
+void ernic_net_rx_error(ErnicCore *c, const uint8_t *buf, size_t len,
+                        uint32_t synd, uint32_t qpn);
 
 /* Requester (ernic_req.c) */
 void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn);
 void ernic_sq_process_pending(void *opaque);
 void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from);
+void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn);
 
 /* Completer (ernic_comp.c) */
 void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
@@ -214,8 +228,13 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt);
 bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget);
 void ernic_resp_ack_timer(void *opaque);
 
-/* QP engine state (ernic_core.c) */
+/* QP context state (ernic_qp.c) */
+ErnicQpState ernic_qp_state(ErnicCore *c, uint32_t qpn);
 void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn);
+/* QP entered the FATAL state (PG332 Table 2-4, p.17). */
+void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
+void ernic_qp_conf_written(ErnicCore *c, uint32_t qpn, uint32_t old);
+void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
 
 /* Ethernet path (ernic_eth.c) */
 uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size);

@@ -84,8 +84,8 @@ void ernic_net_reset(ErnicCore *c)
 
 /*
  * Log a failing packet in the error buffer: a 4-byte syndrome, then as
- * much of the frame as fits (PG332 p.16). With XRNICCONF[5] clear only
- * packets that take a QP to FATAL are logged.
+ * much of the frame as fits, headers first (PG332 p.16; Table 3-2 sizes
+ * the entries at 256 bytes). Only while XRNICCONF[5] is set.
  */
 static void ernic_errbuf_log(ErnicCore *c, const uint8_t *buf, size_t len,
                              uint32_t synd)
@@ -112,9 +112,13 @@ static void ernic_errbuf_log(ErnicCore *c, const uint8_t *buf, size_t len,
     ernic_gcsr_set(c, ERNIC_ERRBUFWPTR, (wptr + 1) & 0xffff);
 }
 
-/* A packet that failed validation and is dropped (Table 2-3). */
-static void ernic_rx_reject(ErnicCore *c, const uint8_t *buf, size_t len,
-                            uint32_t synd, uint32_t qpn)
+/*
+ * A packet that failed validation (Table 2-3): it is not executed, whether
+ * the reaction is a drop, a NAK or FATAL, so it counts as invalid and
+ * dropped.
+ */
+void ernic_net_rx_error(ErnicCore *c, const uint8_t *buf, size_t len,
+                        uint32_t synd, uint32_t qpn)
 {
     trace_ernic_rx_invalid(qpn, synd);
     ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
@@ -123,46 +127,6 @@ static void ernic_rx_reject(ErnicCore *c, const uint8_t *buf, size_t len,
         ernic_errbuf_log(c, buf, len, synd);
     }
     ernic_core_raise(c, ERNIC_INT_PKT_VALIDATION_ERR);
-}
-
-void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
-    uint64_t base = ((uint64_t)ernic_gcsr(c, ERNIC_IPKTERRQBAMSB) << 32) |
-                    ernic_gcsr(c, ERNIC_IPKTERRQBA);
-    uint32_t num = ernic_gcsr(c, ERNIC_IPKTERRQSZ) & 0xffff;
-    uint32_t wptr = ernic_gcsr(c, ERNIC_IPKTERRQWPTR);
-    uint8_t entry[ERNIC_IPKTERRQ_ENTRY_SIZE] = { 0 };
-
-    if (statqp & ERNIC_STATQP_FATAL) {
-        return;
-    }
-    trace_ernic_qp_fatal(qpn, code);
-    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp | ERNIC_STATQP_FATAL);
-
-    /*
-     * The status queue is written circularly; overflow is software's
-     * problem (PG332 p.34). With no entries configured nothing is written.
-     */
-    if (num) {
-        uint64_t addr = base + (uint64_t)(wptr % num) *
-                               ERNIC_IPKTERRQ_ENTRY_SIZE;
-
-        stl_le_p(entry, code | (qpn << ERNIC_IPKTERRQ_QPID_SHIFT));
-        if (pci_dma_write(c->owner, addr, entry, sizeof(entry)) !=
-            MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: status queue write to 0x%"
-                          PRIx64 " failed\n", addr);
-        }
-        ernic_gcsr_set(c, ERNIC_IPKTERRQWPTR, (wptr % num + 1) % num);
-    }
-
-    timer_del(qp->ack_timer);
-    qp->ack_pending = false;
-    qp->rd_count = 0;
-    ernic_comp_flush(c, qpn);
-    ernic_core_raise(c, ERNIC_INT_FATAL);
 }
 
 static bool ernic_ip_matches(const ErnicPkt *pkt, size_t off,
@@ -202,7 +166,7 @@ void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
     }
     if (!pkt.bth) {
         /* Malformed below the BTH: nothing more can be checked. */
-        ernic_rx_reject(c, buf, len, synd, 0);
+        ernic_net_rx_error(c, buf, len, synd, 0);
         return;
     }
     src_off = pkt.ipv6 ? 8 : 12;
@@ -241,7 +205,7 @@ void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
         }
     }
     if (synd) {
-        ernic_rx_reject(c, buf, len, synd, qpn);
+        ernic_net_rx_error(c, buf, len, synd, qpn);
         return;
     }
 
@@ -252,8 +216,11 @@ void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
         ernic_resp_gsi_receive(c, &pkt);
         return;
     }
-    if (ernic_qp_reg(c, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL) {
-        /* A FATAL QP is disconnected: nothing more is processed. */
+    if (ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED) {
+        /*
+         * A FATAL QP is disconnected, one under recovery is being cleared:
+         * nothing more is processed (PG332 p.14), and nothing is answered.
+         */
         ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }

@@ -370,8 +370,11 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
         if (c->tx_blocked || !*budget) {
             break;
         }
-        if (ernic_qp_reg(c, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL) {
-            /* A FATAL QP sends nothing; new WQEs complete in error. */
+        if (ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED) {
+            /*
+             * A FATAL QP, or one under recovery, sends nothing; new WQEs
+             * complete in error (ernic_qp.c).
+             */
             if (qp->sq_next == pi || qp->osq_count == ERNIC_OSQ_DEPTH ||
                 !ernic_req_fetch(c, qpn, depth)) {
                 break;
@@ -437,6 +440,36 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
     return !c->tx_blocked && !*budget &&
            (qp->tx_idx < qp->osq_count ||
             (qp->sq_next != pi && qp->osq_count < ERNIC_OSQ_DEPTH));
+}
+
+/*
+ * Complete with ERRFLAG every WQE from the fetch position up to SQPIi, at
+ * once (FATAL or recovery; ernic_qp.c). Each turn takes one slot of the
+ * SQ, so the work is bounded by the SQ depth.
+ */
+void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
+    uint16_t pi;
+
+    if (depth < 2) {
+        return;
+    }
+    qp->sq_next %= depth;
+    qp->cq_next %= depth;
+    pi = ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth;
+    while (qp->sq_next != pi && qp->osq_count < ERNIC_OSQ_DEPTH) {
+        uint16_t slot = qp->sq_next;
+
+        /* A WQE that cannot be read stays: nothing can complete it. */
+        ernic_req_fetch(c, qpn, depth);
+        ernic_comp_flush(c, qpn);
+        if (qp->sq_next == slot) {
+            break;
+        }
+    }
+    ernic_sq_update_status(c, qpn);
 }
 
 /* Rewind transmission to the first packet of outstanding entry @from. */

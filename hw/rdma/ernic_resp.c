@@ -64,13 +64,20 @@ static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
     ernic_net_xmit(c, f, end);
 }
 
-/* A request error that PG332 Table 2-3/2-4 answers with NAK and FATAL. */
+/*
+ * A request error that PG332 Table 2-3/2-4 answers with NAK and FATAL.
+ * @synd holds the Table 2-3 checks that failed, if any: the packet is
+ * then logged in the error buffer too (docs/errors.md).
+ */
 static void ernic_resp_fatal(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
-                             uint8_t nak, uint16_t code)
+                             uint8_t nak, uint16_t code, uint32_t synd)
 {
     qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u request opcode 0x%x PSN 0x%x "
                   "failed, FATAL code 0x%x\n", qpn, pkt->opcode, pkt->psn,
                   code);
+    if (synd) {
+        ernic_net_rx_error(c, pkt->frame, pkt->len, synd, qpn);
+    }
     ernic_resp_send_ack(c, qpn, nak, pkt->psn);
     ernic_qp_fatal(c, qpn, code);
 }
@@ -113,8 +120,9 @@ static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 /*
  * R_Key validation against the PD/MR table (PG332 p.31, Fig. 2-9): the
  * R_Key's upper bits index the table, its low byte must equal BUFRKEY,
- * the PD must be the QP's, the range must lie in the region and the
- * access type must allow the operation. Returns 0 or a FATAL code.
+ * the PD must be the QP's and the access type must allow the operation
+ * (FATAL 0x15); the RETH range must lie in the region (0x16). Hardware
+ * checks both at once: both failing is 0x17. Returns 0 or a FATAL code.
  */
 static uint16_t ernic_resp_check_rkey(ErnicCore *c, uint32_t qpn,
                                       uint32_t rkey, uint64_t va,
@@ -125,6 +133,7 @@ static uint16_t ernic_resp_check_rkey(ErnicCore *c, uint32_t qpn,
     uint32_t *mr;
     uint32_t access;
     uint64_t base, mrlen, off;
+    uint16_t code = 0;
 
     if (idx >= ERNIC_PDT_ENTRIES) {
         return ERNIC_FATAL_RKEY;
@@ -138,7 +147,7 @@ static uint16_t ernic_resp_check_rkey(ErnicCore *c, uint32_t qpn,
                  access != ERNIC_ACCESS_READ_WRITE
                : access != ERNIC_ACCESS_READ_ONLY &&
                  access != ERNIC_ACCESS_READ_WRITE)) {
-        return ERNIC_FATAL_RKEY;
+        code = ERNIC_FATAL_RKEY;
     }
     base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
            mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
@@ -147,7 +156,10 @@ static uint16_t ernic_resp_check_rkey(ErnicCore *c, uint32_t qpn,
             mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
     off = va - base;
     if (va < base || off > mrlen || len > mrlen - off) {
-        return ERNIC_FATAL_RETH_LENGTH;
+        code = code ? ERNIC_FATAL_RKEY_AND_LENGTH : ERNIC_FATAL_RETH_LENGTH;
+    }
+    if (code) {
+        return code;
     }
     *addr = (((uint64_t)mr[ERNIC_W(ERNIC_BUFBASEADDRMSB)] << 32) |
              mr[ERNIC_W(ERNIC_BUFBASEADDRLSB)]) + off;
@@ -239,6 +251,7 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, ernic_qp_reg(c, qpn, ERNIC_STATQP) |
                      ERNIC_STATQP_RQ_OVFL);
+    ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_RQ_FULL, qpn);
     ernic_resp_send_ack(c, qpn, IB_AETH_RNR_NAK | timer, pkt->psn);
     ernic_core_raise(c, ERNIC_INT_RNR_NAK_GENERATED);
 }
@@ -300,6 +313,7 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     bool in_send, in_write, is_write = f & ERNIC_OPF_WRITE;
     uint64_t addr;
     uint16_t code;
+    uint32_t synd;
     int32_t d = ernic_psn_diff(pkt->psn, epsn);
 
     if (d < 0) {
@@ -308,6 +322,7 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     }
     if (d > 0) {
         /* PG332 Table 2-3 bit 21: one NAK per sequence error. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PSN_SEQ, qpn);
         if (!qp->nak_sent) {
             qp->nak_sent = true;
             ernic_resp_send_ack(c, qpn, IB_NAK_PSN_SEQ, epsn);
@@ -318,30 +333,49 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
     if (!(f & ERNIC_OPF_REQ) || (f & ERNIC_OPF_DETH)) {
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                         ERNIC_FATAL_UNSUPPORTED_OPCODE);
-        return;
-    }
-    in_send = last_op == IB_OPC_SEND_FIRST || last_op == IB_OPC_SEND_MIDDLE;
-    in_write = last_op == IB_OPC_WRITE_FIRST ||
-               last_op == IB_OPC_WRITE_MIDDLE;
-    if (in_send ? !(f & ERNIC_OPF_SEND) || (f & ERNIC_OPF_FIRST) :
-        in_write ? !is_write || (f & ERNIC_OPF_FIRST) :
-        !(f & ERNIC_OPF_FIRST)) {
-        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                         is_write || in_write ? ERNIC_FATAL_WRITE_OPCODE_SEQ :
-                                                ERNIC_FATAL_OPCODE_SEQ);
+                         ERNIC_FATAL_UNSUPPORTED_OPCODE,
+                         ERNIC_SYND_OPCODE_UNSUPPORTED);
         return;
     }
     if (!(f & ERNIC_OPF_LAST) && pkt->padcnt) {
-        return;     /* Table 2-3 bit 18: dropped */
+        /* Table 2-3 bit 18: dropped. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PAD, qpn);
+        return;
     }
     if (pkt->paylen > pmtu) {
-        return;     /* Table 2-3 bit 19: dropped */
+        /* Table 2-3 bit 19: more than any packet may carry, dropped. */
+        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PMTU, qpn);
+        return;
+    }
+    /*
+     * Opcode sequence and packet length are checked together (same
+     * precedence in Table 2-3); Table 2-4 has a code for each and for
+     * both, SEND and WRITE apart.
+     */
+    in_send = last_op == IB_OPC_SEND_FIRST || last_op == IB_OPC_SEND_MIDDLE;
+    in_write = last_op == IB_OPC_WRITE_FIRST ||
+               last_op == IB_OPC_WRITE_MIDDLE;
+    synd = 0;
+    if (in_send ? !(f & ERNIC_OPF_SEND) || (f & ERNIC_OPF_FIRST) :
+        in_write ? !is_write || (f & ERNIC_OPF_FIRST) :
+        !(f & ERNIC_OPF_FIRST)) {
+        synd |= ERNIC_SYND_OPCODE_SEQ;
     }
     if (!(f & ERNIC_OPF_LAST) && pkt->paylen != pmtu) {
-        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                         is_write ? ERNIC_FATAL_WRITE_LENGTH :
-                                    ERNIC_FATAL_LENGTH);
+        synd |= ERNIC_SYND_PMTU;
+    }
+    if (synd) {
+        bool w = is_write || in_write;
+
+        if (synd == ERNIC_SYND_OPCODE_SEQ) {
+            code = w ? ERNIC_FATAL_WRITE_OPCODE_SEQ : ERNIC_FATAL_OPCODE_SEQ;
+        } else if (synd == ERNIC_SYND_PMTU) {
+            code = w ? ERNIC_FATAL_WRITE_LENGTH : ERNIC_FATAL_LENGTH;
+        } else {
+            code = w ? ERNIC_FATAL_WRITE_SEQ_AND_LENGTH :
+                       ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH;
+        }
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, synd);
         return;
     }
 
@@ -356,7 +390,7 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         if (qp->rq_off + pkt->paylen > ernic_rq_bufsize(c, qpn)) {
             /* Longer than an RQ buffer (docs/engine.md). */
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_LENGTH);
+                             ERNIC_FATAL_LENGTH, 0);
             return;
         }
         ernic_dma_write(c, qpn, ernic_rq_slot_addr(c, qpn) + qp->rq_off,
@@ -371,14 +405,15 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
                    ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
                                          pkt->dmalen, true, &qp->wr_addr) : 0;
             if (code) {
-                ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code);
+                ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
                 return;
             }
         }
         if (pkt->paylen > qp->wr_left ||
             ((f & ERNIC_OPF_LAST) && pkt->paylen != qp->wr_left)) {
+            /* The packets do not add up to the RETH DMA length. */
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_RETH_LENGTH);
+                             ERNIC_FATAL_WRITE_LENGTH, 0);
             return;
         }
         ernic_dma_write(c, qpn, qp->wr_addr, pkt->payload, pkt->paylen);
@@ -392,13 +427,13 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
                                                    pkt->dmalen, false, &addr)
                            : 0;
         if (code) {
-            ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code);
+            ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
             return;
         }
         if (qp->rd_count == ERNIC_READ_RES) {
             /* PG332 p.22: outstanding READ queue full. */
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_READ_RESOURCES);
+                             ERNIC_FATAL_READ_RESOURCES, 0);
             return;
         }
         r = ernic_resp_queue_read(c, qpn, pkt, addr);

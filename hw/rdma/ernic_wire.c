@@ -48,6 +48,9 @@ static const uint32_t ernic_opcode_table[256] = {
                                     ERNIC_OPF_AETH),
     [IB_OPC_READ_RESP_ONLY]   = OPF(RRESP_F | FL(ERNIC_OPF_AETH)),
     [IB_OPC_ACK]              = OPF(ERNIC_OPF_RESP | FL(ERNIC_OPF_AETH)),
+    /* Parsed so that it can be refused as a response (Table 2-4, 0x0C). */
+    [IB_OPC_ATOMIC_ACK]       = OPF(ERNIC_OPF_RESP | FL(ERNIC_OPF_AETH |
+                                                    ERNIC_OPF_ATOMICACKETH)),
     [IB_OPC_UD_SEND_ONLY]     = OPF(SEND_F | FL(ERNIC_OPF_DETH)),
     [IB_OPC_UD_SEND_ONLY_IMM] = OPF(SEND_F | FL(ERNIC_OPF_DETH |
                                                 ERNIC_OPF_IMM)),
@@ -63,6 +66,7 @@ static size_t ernic_ext_len(uint32_t flags)
     return ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
            ((flags & ERNIC_OPF_AETH) ? ERNIC_AETH_LEN : 0) +
            ((flags & ERNIC_OPF_DETH) ? ERNIC_DETH_LEN : 0) +
+           ((flags & ERNIC_OPF_ATOMICACKETH) ? ERNIC_ATOMICACKETH_LEN : 0) +
            ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
 }
 

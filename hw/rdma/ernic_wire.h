@@ -19,6 +19,7 @@
 #define ERNIC_IMMDT_LEN         4
 #define ERNIC_IETH_LEN          4
 #define ERNIC_DETH_LEN          8
+#define ERNIC_ATOMICACKETH_LEN  8
 #define ERNIC_ICRC_LEN          4
 
 /* Headroom for Ethernet + IPv6 + UDP + BTH + RETH + ImmDt (+ ICRC). */
@@ -95,6 +96,7 @@ enum {
 #define ERNIC_OPF_WRITE         (1u << 12)
 #define ERNIC_OPF_READ          (1u << 13)
 #define ERNIC_OPF_DETH          (1u << 14)
+#define ERNIC_OPF_ATOMICACKETH  (1u << 15)
 
 uint32_t ernic_opcode_flags(uint8_t opcode);
 

@@ -432,6 +432,7 @@ enum {
 /* FATAL codes of the incoming packet error status queue (PG332 Table 2-4) */
 #define ERNIC_FATAL_OPCODE_SEQ          0x01
 #define ERNIC_FATAL_LENGTH              0x02
+#define ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH 0x03
 #define ERNIC_FATAL_UNSUPPORTED_OPCODE  0x04
 #define ERNIC_FATAL_WQE_PROCESSOR       0x05
 #define ERNIC_FATAL_RESPONSE_HANDLER    0x06
@@ -442,8 +443,10 @@ enum {
 #define ERNIC_FATAL_READ_RESOURCES      0x10
 #define ERNIC_FATAL_WRITE_OPCODE_SEQ    0x11
 #define ERNIC_FATAL_WRITE_LENGTH        0x12
+#define ERNIC_FATAL_WRITE_SEQ_AND_LENGTH 0x13
 #define ERNIC_FATAL_RKEY                0x15
 #define ERNIC_FATAL_RETH_LENGTH         0x16
+#define ERNIC_FATAL_RKEY_AND_LENGTH     0x17
 #define ERNIC_FATAL_AETH                0x19
 #define ERNIC_FATAL_READ_RESP_ONLY_LEN  0x1a
 #define ERNIC_FATAL_BAD_RESPONSE        0x1b
