@@ -414,6 +414,33 @@ static inline void wire_write(int fd, const uint8_t *f, size_t len)
     g_assert_cmpint(send(fd, f, len, 0), ==, len);
 }
 
+/* The next frame device @i sends, stepping the clock until it comes. */
+static inline size_t wire_wait(Rig *r, int i, uint8_t *f)
+{
+    size_t len = 0;
+    gint64 deadline = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+
+    while (!wire_read(r->d[i].fd, f, &len)) {
+        g_assert(g_get_monotonic_time() < deadline);
+        qtest_clock_step(r->d[i].qts, 100);
+    }
+    return len;
+}
+
+/* Send @f to device 1 and return the next frame it answers with. */
+static inline size_t exchange(Rig *r, const uint8_t *f, size_t len,
+                              uint8_t *ans)
+{
+    wire_write(r->d[1].fd, f, len);
+    return wire_wait(r, 1, ans);
+}
+
+/* Entry @n of device @i's incoming packet error status queue (p.17). */
+static inline uint32_t fatal_entry(Rig *r, int i, int n)
+{
+    return qtest_readl(r->d[i].qts, DEV_BASE(i) + FATALQ_OFF + n * 8);
+}
+
 typedef struct Wire {
     Filter filter;
     void *opaque;

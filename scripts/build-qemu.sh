@@ -12,5 +12,6 @@ bld=$work/qemu-build
 "$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work"
 log "building qemu-system-x86_64, the ernic qtests and the benchmark (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
-    tests/qtest/ernic-rc-test tests/qtest/ernic-bench
+    tests/qtest/ernic-rc-test tests/qtest/ernic-fatal-test \
+    tests/qtest/ernic-bench
 touch "$stamp"

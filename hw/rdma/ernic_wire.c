@@ -321,6 +321,9 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
         pkt->imm = ldl_be_p(ext);
         ext += ERNIC_IMMDT_LEN;
     }
+    if (pkt->flags & ERNIC_OPF_ATOMICACKETH) {
+        ext += ERNIC_ATOMICACKETH_LEN;      /* never used: see ernic_comp.c */
+    }
     pkt->payload = ext;
     pkt->paylen = f + end - ERNIC_ICRC_LEN - pkt->padcnt - ext;
     /* Unknown opcodes go on to the transport checks, which NAK them. */

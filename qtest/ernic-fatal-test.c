@@ -1,0 +1,1106 @@
+/*
+ * QTest for the ernic QP context: the states a QP is in, how errors are
+ * reported (error buffer, incoming packet error status queue, STATQPi,
+ * CQE ERRFLAG), every FATAL code of PG332 v3.1 Table 2-4 that the device
+ * raises, each from its real cause, and the QP deletion and QP fatal
+ * recovery procedures of PG332 ch.6, step by step (docs/qp-states.md,
+ * docs/errors.md, docs/recovery.md).
+ *
+ * Two devices on socketpair netdevs (qtest/ernic-rig.h): the test is the
+ * wire between them, or plays the peer itself to send what a faulty or
+ * hostile peer would.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "ernic-rig.h"
+
+#define ERRFLAG         (1u << ERNIC_CQE_ERRFLAG_SHIFT)
+#define CQE(op, wrid)   (((uint32_t)(op) << ERNIC_CQE_OPCODE_SHIFT) | (wrid))
+#define POLL_MAX        100000
+
+/* Poll a register as a driver does, stepping virtual time meanwhile. */
+static void poll_reg(Rig *r, int i, uint32_t off, uint32_t mask,
+                     uint32_t want)
+{
+    for (int k = 0; k < POLL_MAX; k++) {
+        if ((rd(r, i, off) & mask) == want) {
+            return;
+        }
+        qtest_clock_step(r->d[i].qts, 1000);
+    }
+    g_error("register 0x%x & 0x%x stayed 0x%x, want 0x%x", off, mask,
+            rd(r, i, off) & mask, want);
+}
+
+#define QOFF(qpn, reg)  (ERNIC_QP_OFFSET(qpn) + (reg))
+
+static void poll_cqhead_eq_sqpi(Rig *r, int i, uint32_t qpn)
+{
+    poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff,
+             qrd(r, i, qpn, ERNIC_SQPI));
+}
+
+/* A request from "device 0" to QP @dqpn of device 1, built by the test. */
+static size_t inject(Rig *r, uint8_t *f, uint8_t opcode, uint32_t dqpn,
+                     uint32_t psn, const uint8_t *ext, size_t ext_len,
+                     size_t paylen)
+{
+    uint8_t pay[4096];
+
+    fill(pay, paylen, psn);
+    return build_frame(f, &r->d[0], &r->d[1], opcode, dqpn, psn, true, ext,
+                       ext_len, pay, paylen);
+}
+
+/* A response from "device 1" to QP A of device 0, built by the test. */
+static size_t respond(Rig *r, uint8_t *f, uint8_t opcode, uint32_t psn,
+                      const uint8_t *ext, size_t ext_len, size_t paylen)
+{
+    uint8_t pay[4096];
+
+    fill(pay, paylen, psn);
+    return build_frame(f, &r->d[1], &r->d[0], opcode, QPN_A, psn, false, ext,
+                       ext_len, pay, paylen);
+}
+
+static uint8_t *reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
+{
+    stq_be_p(p, va);
+    stl_be_p(p + 8, rkey);
+    stl_be_p(p + 12, len);
+    return p;
+}
+
+static uint8_t *aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
+{
+    stl_be_p(p, (uint32_t)syndrome << 24 | msn);
+    return p;
+}
+
+static uint32_t errbuf_word(Rig *r, int i, uint32_t n, uint32_t off)
+{
+    return qtest_readl(r->d[i].qts, DEV_BASE(i) + ERRBUF_OFF +
+                       (n % 16) * 256 + off);
+}
+
+/*
+ * What every FATAL must leave behind (PG332 p.17, Table 2-4, pp.14, 45):
+ * one status queue entry {QP, code}, INTSTS[7], STATQPi[0], and each
+ * outstanding WQE completed with ERRFLAG; a WQE posted afterwards
+ * completes with ERRFLAG too, and nothing more leaves the QP.
+ */
+static void check_fatal(Rig *r, int i, uint32_t qpn, uint16_t code,
+                        uint32_t first_cqe)
+{
+    uint8_t f[FRAME_MAX];
+    size_t len;
+    uint32_t n = r->d[i].sqpi;
+
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQBA), ==, DEV_BASE(i) + FATALQ_OFF);
+    g_assert_cmphex(fatal_entry(r, i, 0), ==, (qpn << 16) | code);
+    g_assert_cmphex(fatal_entry(r, i, 1), ==, 0);
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+                    ERNIC_INT_FATAL);
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    g_assert_cmphex(cqe(r, i, 0), ==, first_cqe);
+
+    post(r, i, qpn, DEV_BASE(i) + SQ_OFF, 0x77, ERNIC_OP_WRITE,
+         DEV_BASE(i) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    g_assert_cmphex(cqe(r, i, n), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 0x77));
+    qtest_clock_step(r->d[i].qts, 1000000);
+    g_assert_false(wire_read(r->d[i].fd, f, &len));
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) &
+                    (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY), ==,
+                    ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* Only one entry per FATAL. */
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQWPTR), ==, 1);
+}
+
+/* The error buffer holds exactly @n entries, the last with @synd. */
+static void check_errbuf(Rig *r, int i, uint32_t n, uint32_t synd,
+                         const uint8_t *frame)
+{
+    g_assert_cmphex(rd(r, i, ERNIC_ERRBUFWPTR), ==, n);
+    if (n) {
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 0), ==, synd);
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 4), ==, le32(frame));
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 4 + F_BTH), ==,
+                        le32(frame + F_BTH));
+        g_assert_cmphex(rd(r, i, ERNIC_INTSTS) &
+                        ERNIC_INT_PKT_VALIDATION_ERR, ==,
+                        ERNIC_INT_PKT_VALIDATION_ERR);
+    }
+}
+
+/*
+ * Responder-side FATAL codes: a request the test sends to QP B. QP B has
+ * a SEND of its own outstanding (sent, never acknowledged), which the
+ * FATAL must complete with ERRFLAG.
+ */
+typedef struct RespCase {
+    uint16_t code;
+    uint8_t opcode;
+    bool reth;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dmalen;
+    uint32_t paylen;
+    uint8_t nak;
+    uint32_t synd;              /* error buffer syndrome; 0: not logged */
+} RespCase;
+
+static const RespCase resp_cases[] = {
+    /* SEND_MIDDLE with no SEND in progress. */
+    { ERNIC_FATAL_OPCODE_SEQ, 0x01, false, 0, 0, 0, 1024, 0x61,
+      ERNIC_SYND_OPCODE_SEQ },
+    /* SEND_FIRST shorter than the PMTU (1024). */
+    { ERNIC_FATAL_LENGTH, 0x00, false, 0, 0, 0, 512, 0x61, ERNIC_SYND_PMTU },
+    /* Both: a short SEND_MIDDLE with no SEND in progress. */
+    { ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH, 0x01, false, 0, 0, 0, 512, 0x61,
+      ERNIC_SYND_OPCODE_SEQ | ERNIC_SYND_PMTU },
+    /* An atomic CMP_SWAP, with the expected PSN. */
+    { ERNIC_FATAL_UNSUPPORTED_OPCODE, 0x13, false, 0, 0, 0, 28, 0x61,
+      ERNIC_SYND_OPCODE_UNSUPPORTED },
+    /* WRITE_MIDDLE with no WRITE in progress. */
+    { ERNIC_FATAL_WRITE_OPCODE_SEQ, 0x07, false, 0, 0, 0, 1024, 0x61,
+      ERNIC_SYND_OPCODE_SEQ },
+    /* WRITE_FIRST shorter than the PMTU. */
+    { ERNIC_FATAL_WRITE_LENGTH, 0x06, true, MR_VA, RKEY, 2048, 512, 0x61,
+      ERNIC_SYND_PMTU },
+    /* Both: a short WRITE_MIDDLE with no WRITE in progress. */
+    { ERNIC_FATAL_WRITE_SEQ_AND_LENGTH, 0x07, false, 0, 0, 0, 512, 0x61,
+      ERNIC_SYND_OPCODE_SEQ | ERNIC_SYND_PMTU },
+    /* WRITE_ONLY with the wrong key byte: Remote Access Error. */
+    { ERNIC_FATAL_RKEY, 0x0a, true, MR_VA, RKEY ^ 1, 64, 64, 0x62, 0 },
+    /* WRITE_ONLY reaching past the region. */
+    { ERNIC_FATAL_RETH_LENGTH, 0x0a, true, MR_VA + MR_LEN - 32, RKEY, 64, 64,
+      0x62, 0 },
+    /* Both. */
+    { ERNIC_FATAL_RKEY_AND_LENGTH, 0x0a, true, MR_VA + MR_LEN - 32, RKEY ^ 1,
+      64, 64, 0x62, 0 },
+};
+
+/* QP B sends a SEND the test never acknowledges; returns its frame. */
+static void busy_qp_b(Rig *r, uint16_t wrid)
+{
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_SEND,
+         DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0, NULL);
+    len = wire_wait(r, 1, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x04);
+    g_assert_cmpuint(len, >, F_EXT);
+}
+
+static void test_resp_case(gconstpointer data)
+{
+    const RespCase *tc = data;
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
+    size_t len, alen;
+
+    connect_pair(r, &default_cfg);
+    busy_qp_b(r, 0x31);
+    len = inject(r, f, tc->opcode, QPN_B, PSN_A,
+                 tc->reth ? reth(ext, tc->va, tc->rkey, tc->dmalen) : NULL,
+                 tc->reth ? 16 : 0, tc->paylen);
+    alen = exchange(r, f, len, a);
+    /* The NAK, with the request's PSN (IBTA 9.7.5.2.2). */
+    g_assert_cmphex(a[F_BTH], ==, 0x11);
+    g_assert_cmphex(a[F_EXT], ==, tc->nak);
+    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(le32(a + alen - 4), ==, test_icrc(a, alen));
+    check_fatal(r, 1, QPN_B, tc->code, ERRFLAG | CQE(ERNIC_OP_SEND, 0x31));
+    check_errbuf(r, 1, tc->synd ? 1 : 0, tc->synd, f);
+    /* Nothing of the request was executed. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
+                    (PSN_A - 1) & 0xffffff);
+    /* A FATAL QP answers nothing more: the same request again. */
+    wire_write(r->d[1].fd, f, len);
+    qtest_clock_step(r->qts, 1000000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    rig_stop(r);
+}
+
+/* A 17th READ while 16 are outstanding: resources full, 0x10 (p.22). */
+static void test_read_resources(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], ext[16], a[FRAME_MAX];
+    g_autoptr(GByteArray) burst = g_byte_array_new();
+    size_t len, alen;
+    bool nak = false;
+    int k;
+
+    connect_pair(r, &default_cfg);
+    busy_qp_b(r, 0x32);
+    reth(ext, MR_VA, RKEY, 0x100000);   /* 1024 responses each */
+    for (k = 0; k < 17; k++) {
+        uint32_t be;
+
+        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        be = cpu_to_be32(len);
+        g_byte_array_append(burst, (uint8_t *)&be, 4);
+        g_byte_array_append(burst, f, len);
+    }
+    /* All 17 in one write: the device reads them before answering. */
+    g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
+                    burst->len);
+    for (k = 0; k < 100000 && !nak; k++) {
+        if (!wire_read(r->d[1].fd, a, &alen)) {
+            qtest_clock_step(r->qts, 100);
+            continue;
+        }
+        nak = a[F_BTH] == 0x11 && a[F_EXT] == 0x61;
+    }
+    g_assert_true(nak);
+    /* The NAK names the 17th READ. */
+    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==,
+                    (PSN_A + 16 * 1024) & 0xffffff);
+    /* After the NAK, silence: no more READ responses. */
+    qtest_clock_step(r->qts, 1000000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    check_fatal(r, 1, QPN_B, ERNIC_FATAL_READ_RESOURCES,
+                ERRFLAG | CQE(ERNIC_OP_SEND, 0x32));
+    check_errbuf(r, 1, 0, 0, NULL);
+    rig_stop(r);
+}
+
+/*
+ * Requester-side FATAL codes: QP A sends a request, the test answers it
+ * as a faulty peer would.
+ */
+typedef void (*Answer)(Rig *r, const uint8_t *req, size_t len);
+
+typedef struct ReqCase {
+    const char *name;           /* test path */
+    uint16_t code;
+    uint8_t wqe_op;
+    uint32_t wqe_len;
+    Answer answer;
+    uint32_t synd;              /* error buffer syndrome; 0: not logged */
+    uint8_t nak_synd;           /* STATQPi[22:16] afterwards */
+} ReqCase;
+
+static uint32_t req_psn(const uint8_t *req)
+{
+    return be32(req + F_BTH + 8) & 0xffffff;
+}
+
+static size_t answered;
+static uint8_t answer_frame[FRAME_MAX];
+
+static void answer(Rig *r, uint8_t opcode, uint32_t psn, const uint8_t *ext,
+                   size_t ext_len, size_t paylen)
+{
+    answered = respond(r, answer_frame, opcode, psn, ext, ext_len, paylen);
+    wire_write(r->d[0].fd, answer_frame, answered);
+}
+
+static void ans_atomic_ack(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[12] = { 0 };
+
+    aeth(ext, 0x1f, 1);
+    answer(r, 0x12, req_psn(req), ext, sizeof(ext), 0);
+}
+
+static void ans_reserved_nak(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x11, req_psn(req), aeth(ext, 0x65, 0), 4, 0);
+}
+
+static void ans_remote_op_nak(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x11, req_psn(req), aeth(ext, 0x63, 0), 4, 0);
+}
+
+static void ans_invalid_nak(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x11, req_psn(req), aeth(ext, 0x61, 0), 4, 0);
+}
+
+static void ans_only_short(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x10, req_psn(req), aeth(ext, 0x1f, 1), 4, 50);
+}
+
+static void ans_read_resp_to_send(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x10, req_psn(req), aeth(ext, 0x1f, 1), 4, 100);
+}
+
+static void ans_last_for_only(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x0f, req_psn(req), aeth(ext, 0x1f, 1), 4, 100);
+}
+
+static void ans_middle_short(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x0d, req_psn(req), aeth(ext, 0x1f, 0), 4, 1024);
+    answer(r, 0x0e, req_psn(req) + 1, NULL, 0, 512);
+}
+
+static void ans_last_wrong(Rig *r, const uint8_t *req, size_t len)
+{
+    uint8_t ext[4];
+
+    answer(r, 0x0d, req_psn(req), aeth(ext, 0x1f, 0), 4, 1024);
+    answer(r, 0x0e, req_psn(req) + 1, NULL, 0, 1024);
+    answer(r, 0x0f, req_psn(req) + 2, aeth(ext, 0x1f, 1), 4, 500);
+}
+
+static const ReqCase req_cases[] = {
+    { "0x0c", ERNIC_FATAL_ACK_OPCODE, ERNIC_OP_SEND, 100, ans_atomic_ack,
+      ERNIC_SYND_BAD_RESPONSE, 0 },
+    { "0x19", ERNIC_FATAL_AETH, ERNIC_OP_SEND, 100, ans_reserved_nak,
+      ERNIC_SYND_AETH, 0x65 },
+    { "0x0a/remote-op", ERNIC_FATAL_NAK_RECEIVED, ERNIC_OP_WRITE, 100,
+      ans_remote_op_nak, 0, 0x63 },
+    { "0x0a/nak-invalid", ERNIC_FATAL_NAK_RECEIVED, ERNIC_OP_SEND, 100,
+      ans_invalid_nak, ERNIC_SYND_BAD_RESPONSE, 0x61 },
+    { "0x1a", ERNIC_FATAL_READ_RESP_ONLY_LEN, ERNIC_OP_READ, 100,
+      ans_only_short, ERNIC_SYND_PMTU, 0 },
+    { "0x1b", ERNIC_FATAL_BAD_RESPONSE, ERNIC_OP_SEND, 100,
+      ans_read_resp_to_send, ERNIC_SYND_BAD_RESPONSE, 0 },
+    { "0x1c", ERNIC_FATAL_READ_RESP_LAST_ONLY, ERNIC_OP_READ, 100,
+      ans_last_for_only, ERNIC_SYND_BAD_RESPONSE, 0 },
+    { "0x1e", ERNIC_FATAL_READ_RESP_MID_LEN, ERNIC_OP_READ, 3000,
+      ans_middle_short, ERNIC_SYND_PMTU, 0 },
+    { "0x1f", ERNIC_FATAL_READ_RESP_LAST, ERNIC_OP_READ, 3000,
+      ans_last_wrong, ERNIC_SYND_PMTU, 0 },
+};
+
+static void test_req_case(gconstpointer data)
+{
+    const ReqCase *tc = data;
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
+         DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
+    /* The whole request (a SEND or WRITE of 100 B is one packet). */
+    len = wire_wait(r, 0, f);
+    g_assert_cmphex(req_psn(f), ==, PSN_A);
+    tc->answer(r, f, len);
+    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+             ERNIC_STATQP_FATAL);
+    check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
+    check_errbuf(r, 0, tc->synd ? 1 : 0, tc->synd, answer_frame);
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                     ERNIC_STATQP_NAK_SYND_MASK) >>
+                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, tc->nak_synd);
+    /* Nothing of a refused READ response reached memory. */
+    if (tc->wqe_op == ERNIC_OP_READ && tc->code != ERNIC_FATAL_READ_RESP_LAST
+        && tc->code != ERNIC_FATAL_READ_RESP_MID_LEN) {
+        g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(0) + SRC_OFF), ==, 0);
+    }
+    rig_stop(r);
+}
+
+/* A WQE longer than 8 MiB (PG332 p.10): the WQE processor's FATAL, 0x05. */
+static void test_wqe_processor(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x51, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 9 * 1024 * 1024, MR_VA, RKEY, 0, NULL);
+    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+             ERNIC_STATQP_FATAL);
+    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    check_fatal(r, 0, QPN_A, ERNIC_FATAL_WQE_PROCESSOR,
+                ERRFLAG | CQE(ERNIC_OP_WRITE, 0x51));
+    check_errbuf(r, 0, 0, 0, NULL);
+    rig_stop(r);
+}
+
+/*
+ * Retry count spent (0x06) and RNR retry count spent (0x09), by stepping
+ * the virtual clock past each timeout.
+ */
+static void test_retry_counts(gconstpointer data)
+{
+    bool rnr = GPOINTER_TO_INT(data);
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    uint8_t f[FRAME_MAX], ext[4];
+    size_t len;
+    int sends = 0;
+
+    cfg.timeout = 10;               /* 4.2 ms */
+    cfg.retry = 1;
+    cfg.rnr_retry = 1;
+    connect_pair(r, &cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x61, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    for (int k = 0; k < 200 && !(qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                                 ERNIC_STATQP_FATAL); k++) {
+        if (wire_read(r->d[0].fd, f, &len)) {
+            sends++;
+            if (rnr) {
+                /* RNR NAK, timer code 1: 10 us (IBTA Table 45). */
+                answer(r, 0x11, req_psn(f), aeth(ext, 0x21, 0), 4, 0);
+            }
+            continue;
+        }
+        qtest_clock_step(r->qts, 1000000);
+    }
+    /* The first try and one retry, then FATAL. */
+    g_assert_cmpint(sends, ==, 2);
+    check_fatal(r, 0, QPN_A, rnr ? ERNIC_FATAL_RNR_COUNTER :
+                ERNIC_FATAL_RESPONSE_HANDLER,
+                ERRFLAG | CQE(ERNIC_OP_SEND, 0x61));
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                     ERNIC_STATQP_NAK_SYND_MASK) >>
+                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, rnr ? 0x21 : 0);
+    rig_stop(r);
+}
+
+/*
+ * A remote access error between two real devices: device 0 WRITEs with a
+ * key device 1 does not know. Device 1 NAKs (0x62) and goes FATAL with
+ * 0x15; device 0 receives the NAK and goes FATAL with 0x0A.
+ */
+static void cause_remote_access(Rig *r, uint16_t wrid)
+{
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY ^ 0x80, 0, NULL);
+    PUMP(r, NULL, (qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL) &&
+         (qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL));
+}
+
+static void test_remote_access(void)
+{
+    Rig *r = rig_start(NULL);
+
+    connect_pair(r, &default_cfg);
+    cause_remote_access(r, 0x71);
+    check_fatal(r, 0, QPN_A, ERNIC_FATAL_NAK_RECEIVED,
+                ERRFLAG | CQE(ERNIC_OP_WRITE, 0x71));
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                     ERNIC_STATQP_NAK_SYND_MASK) >>
+                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, 0x62);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    /* Not one byte landed in device 1's region. */
+    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + MR_OFF), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * Error reporting
+ */
+
+/*
+ * Transport checks of Table 2-3 that do not end in FATAL are logged too:
+ * PSN sequence (NAK), RQ full (RNR NAK), pad and PMTU (dropped),
+ * malformed AETH (dropped). With XRNICCONF[5] clear nothing is logged.
+ */
+static void test_errbuf_transport(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[4];
+    size_t len;
+    uint32_t n = 0;
+
+    cfg.rq_depth = 2;               /* one buffer */
+    connect_pair(r, &cfg);
+    /* PSN sequence error: NAK 0x60, logged with bit 21. */
+    len = inject(r, f, 0x04, QPN_B, PSN_A + 5, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x60);
+    check_errbuf(r, 1, ++n, ERNIC_SYND_PSN_SEQ, f);
+    /* Pad on a SEND_FIRST: dropped, bit 18. */
+    len = inject(r, f, 0x00, QPN_B, PSN_A, NULL, 0, 1023);
+    wire_write(r->d[1].fd, f, len);
+    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
+    check_errbuf(r, 1, n, ERNIC_SYND_PAD, f);
+    /* More payload than the PMTU: dropped, bit 19. */
+    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 2048);
+    wire_write(r->d[1].fd, f, len);
+    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
+    check_errbuf(r, 1, n, ERNIC_SYND_PMTU, f);
+    /* Fill the one RQ buffer, then RQ full: RNR NAK, bit 20. */
+    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    len = inject(r, f, 0x04, QPN_B, PSN_A + 1, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT] & 0xe0, ==, 0x20);
+    check_errbuf(r, 1, ++n, ERNIC_SYND_RQ_FULL, f);
+    /* Reserved AETH type (0x40..0x5f) on an ACK to device 0: bit 22. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
+    len = wire_wait(r, 0, f);
+    answer(r, 0x11, req_psn(f), aeth(ext, 0x40, 1), 4, 0);
+    poll_reg(r, 0, ERNIC_ERRBUFWPTR, 0xffff, 1);
+    check_errbuf(r, 0, 1, ERNIC_SYND_AETH, answer_frame);
+    /* Dropped, not acted on: the SEND is still outstanding, no FATAL. */
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    /* XRNICCONF[5] clear: checks still act, nothing is logged. */
+    wr(r, 1, ERNIC_XRNICCONF, rd(r, 1, ERNIC_XRNICCONF) &
+       ~ERNIC_XRNICCONF_ERRBUF_EN);
+    len = inject(r, f, 0x04, QPN_B, PSN_A + 9, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x60);
+    g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, n);
+    rig_stop(r);
+}
+
+/*
+ * The status queue wraps (PG332 p.34: software handles overflow): with
+ * room for 2 entries, the 3rd FATAL overwrites entry 0.
+ */
+static void test_fatal_queue_wrap(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    static const uint32_t qps[] = { QPN_B, 4, 5 };
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    for (int k = 1; k < 3; k++) {
+        setup_qp(r, 1, qps[k], 0, QPN_A, PSN_B, PSN_A, &default_cfg,
+                 DEV_BASE(1));
+    }
+    wr(r, 1, ERNIC_IPKTERRQSZ, 2);
+    for (int k = 0; k < 3; k++) {
+        len = inject(r, f, 0x13, qps[k], PSN_A, NULL, 0, 28);
+        exchange(r, f, len, a);
+        g_assert_cmphex(a[F_EXT], ==, 0x61);
+        g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, (k + 1) % 2);
+    }
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+                    (5 << 16) | ERNIC_FATAL_UNSUPPORTED_OPCODE);
+    g_assert_cmphex(fatal_entry(r, 1, 1), ==,
+                    (4 << 16) | ERNIC_FATAL_UNSUPPORTED_OPCODE);
+    g_assert_cmphex(fatal_entry(r, 1, 2), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * QP context states (docs/qp-states.md)
+ */
+
+/* Disabled (Reset): packets are dropped with Table 2-3 bit 15, unanswered. */
+static void test_state_disabled(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    uint32_t qpconf;
+    size_t len, alen;
+
+    connect_pair(r, &default_cfg);
+    qpconf = qrd(r, 1, QPN_B, ERNIC_QPCONF);
+    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
+    for (int k = 0; k < 2; k++) {
+        len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+        wire_write(r->d[1].fd, f, len);
+        poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, k + 1);
+        check_errbuf(r, 1, k + 1, ERNIC_SYND_QP_NOT_ENABLED, f);
+        qtest_clock_step(r->qts, 1000000);
+        g_assert_false(wire_read(r->d[1].fd, a, &alen));
+        g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+        g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP), ==,
+                        ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
+                        (7u << 24) | (7u << 28));
+        /* The same holds disabled and under recovery (deleted). */
+        qwr(r, 1, QPN_B, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+            ERNIC_QPCONF_UNDER_RECOVERY);
+    }
+    /* Doorbells wait in SQPIi while disabled: nothing is sent. */
+    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(1) + SRC_OFF, 8, 0, 0, 0, NULL);
+    qtest_clock_step(r->qts, 1000000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
+    /* Enabled again, it serves both the doorbell and requests. */
+    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf);
+    alen = wire_wait(r, 1, a);
+    g_assert_cmphex(a[F_BTH], ==, 0x04);
+    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    rig_stop(r);
+}
+
+/* Enabled with an SQ never rung: receives and acknowledges only (RTR). */
+static void test_state_receive_only(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
+    size_t len, alen;
+    uint32_t psn = PSN_A;
+
+    connect_pair(r, &default_cfg);
+    for (int k = 0; k < 3; k++) {
+        len = inject(r, f, 0x04, QPN_B, psn++, NULL, 0, 200);
+        exchange(r, f, len, a);
+        g_assert_cmphex(a[F_BTH], ==, 0x11);
+        g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    }
+    len = inject(r, f, 0x0a, QPN_B, psn++, reth(ext, MR_VA, RKEY, 64), 16,
+                 64);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x1f);
+    qtest_clock_step(r->qts, 100000000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 4);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATSSN), ==, 0);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATWQE), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * "QP under recovery" on a healthy, busy QP: nothing more is sent, all
+ * outstanding and posted WQEs complete with ERRFLAG, incoming requests
+ * are dropped unanswered.
+ */
+static void test_state_recovery_clears(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    size_t len, alen;
+    uint32_t qpconf;
+    int k;
+
+    connect_pair(r, &default_cfg);
+    for (k = 0; k < 20; k++) {
+        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x100 + k, ERNIC_OP_SEND,
+             DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0, NULL);
+    }
+    /* 16 go out (the outstanding queue), none acknowledged. */
+    for (k = 0; k < 16; k++) {
+        wire_wait(r, 1, f);
+    }
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_OSQ_FULL,
+                    ==, ERNIC_STATQP_OSQ_FULL);
+    qpconf = qrd(r, 1, QPN_B, ERNIC_QPCONF);
+    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+    /* At once: everything complete, in order, in error. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
+                    qrd(r, 1, QPN_B, ERNIC_SQPI));
+    for (k = 0; k < 20; k++) {
+        g_assert_cmphex(cqe(r, 1, k), ==,
+                        ERRFLAG | CQE(ERNIC_OP_SEND, 0x100 + k));
+    }
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
+                     ERNIC_STATQP_FATAL), ==,
+                    ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* No FATAL entry: recovery is not an error. */
+    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    wire_write(r->d[1].fd, f, len);
+    qtest_clock_step(r->qts, 100000000);
+    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * The procedures of PG332 ch.6
+ */
+
+typedef struct Reinit {
+    uint32_t sqpsn;             /* the QP's new first PSN */
+    uint32_t rqpsn;             /* the peer's new first PSN */
+    uint8_t ttl;                /* QPADVCONFi, re-programmed (step 12) */
+} Reinit;
+
+/*
+ * "QP Fatal Recovery" (PG332 pp.62-63), every step in order, with its
+ * polls, for QP @qpn of device @i whose FATAL entry is @entry of the
+ * status queue. @peer is the device of the QP it is connected to.
+ */
+static void fatal_recovery(Rig *r, int i, uint32_t qpn, int peer,
+                           uint32_t entry, uint16_t code, const Reinit *ri)
+{
+    Dev *p = &r->d[peer];
+    uint32_t qpconf = qrd(r, i, qpn, ERNIC_QPCONF);
+    uint32_t base, e;
+
+    /* Clearing traffic. 1: the status queue's base address. */
+    base = rd(r, i, ERNIC_IPKTERRQBA);
+    g_assert_cmphex(base, ==, DEV_BASE(i) + FATALQ_OFF);
+    /* 2: which QP, which code. */
+    e = qtest_readl(r->d[i].qts, base + 8 * entry);
+    g_assert_cmphex(e >> 16, ==, qpn);
+    g_assert_cmphex(e & 0xffff, ==, code);
+    /* 3: no further SQPI doorbells (the test posts none). */
+    /* 4: "QP under recovery". */
+    qwr(r, i, qpn, ERNIC_QPCONF, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+    /* 5: SQ and outstanding queue empty. */
+    poll_reg(r, i, QOFF(qpn, ERNIC_STATQP),
+             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
+             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* 6: CQHEADi == SQPIi. */
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    /* 7: RESPHNDSTS "sq pici db check en". */
+    poll_reg(r, i, ERNIC_RESPHNDSTS, ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+             ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN);
+    /* 8: disabled, under recovery. */
+    qpconf = (qpconf & ~ERNIC_QPCONF_QP_EN) | ERNIC_QPCONF_UNDER_RECOVERY;
+    qwr(r, i, qpn, ERNIC_QPCONF, qpconf);
+
+    /* Re-initialisation. 1, 2: the same polls again. */
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    poll_reg(r, i, ERNIC_RESPHNDSTS, ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+             ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN);
+    /* 3: software override. */
+    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) |
+       ERNIC_XRNICADCONF_SWO);
+    /* 4: zero the QP's pointers and sequence numbers. */
+    static const uint32_t zeroed[] = {
+        ERNIC_STATRQPIDB, ERNIC_STATRQBUFCA, ERNIC_STATRQBUFCAMSB, ERNIC_RQCI,
+        ERNIC_STATCURSQPTR, ERNIC_SQPI, ERNIC_SQPSN, ERNIC_LSTRQREQ,
+        ERNIC_STATMSN, ERNIC_CQHEAD,
+    };
+    for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
+        qwr(r, i, qpn, zeroed[k], 0);
+        g_assert_cmphex(qrd(r, i, qpn, zeroed[k]), ==, 0);
+    }
+    r->d[i].sqpi = 0;
+    /* 5: CQHEADi reads 0. */
+    poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff, 0);
+    /* 6: the new PSNs. */
+    qwr(r, i, qpn, ERNIC_SQPSN, ri->sqpsn);
+    qwr(r, i, qpn, ERNIC_LSTRQREQ, ((ri->rqpsn - 1) & 0xffffff) |
+        (0x04u << 24));
+    /* 7: the remote's Ethernet and IP addresses. */
+    qwr(r, i, qpn, ERNIC_MACDESADDMSB, lduw_be_p(p->mac));
+    qwr(r, i, qpn, ERNIC_MACDESADDLSB, be32(p->mac + 2));
+    qwr(r, i, qpn, ERNIC_IPDESADDR1, p->ip);
+    qwr(r, i, qpn, ERNIC_IPDESADDR2, 0);
+    qwr(r, i, qpn, ERNIC_IPDESADDR3, 0);
+    qwr(r, i, qpn, ERNIC_IPDESADDR4, 0);
+    /* 8: IP version (IPv4). */
+    qpconf &= ~ERNIC_QPCONF_IPV6;
+    qwr(r, i, qpn, ERNIC_QPCONF, qpconf);
+    /* 9: RNR NAK count and retry count in STATQPi. */
+    qwr(r, i, qpn, ERNIC_STATQP, (7u << 24) | (7u << 28));
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) &
+                    (ERNIC_STATQP_RETRY_CNT_MASK | ERNIC_STATQP_RNR_CNT_MASK),
+                    ==, (7u << 24) | (7u << 28));
+    /* 10: the QP's region is read/write ('b10). */
+    wr(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_ACCESSDESC,
+       ERNIC_ACCESS_READ_WRITE);
+    /* 11: interrupt enables, PMTU, HW handshake disable, CQE writes. */
+    qpconf = ERNIC_QPCONF_UNDER_RECOVERY | ERNIC_QPCONF_HW_HS_DIS |
+             ERNIC_QPCONF_CQE_WR_EN | ERNIC_QPCONF_CQ_INT_EN |
+             ERNIC_QPCONF_RQ_INT_EN |
+             (ERNIC_PMTU_1024 << ERNIC_QPCONF_PMTU_SHIFT) |
+             ((default_cfg.rqbuf / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
+    qwr(r, i, qpn, ERNIC_QPCONF, qpconf);
+    /* 12: traffic class, TTL, P_Key. */
+    qwr(r, i, qpn, ERNIC_QPADVCONF, (PKEY << 16) | (ri->ttl << 8));
+    /* 13: enabled, recovery over. */
+    qwr(r, i, qpn, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_UNDER_RECOVERY) |
+        ERNIC_QPCONF_QP_EN);
+    /* 14: software override off. */
+    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) &
+       ~ERNIC_XRNICADCONF_SWO);
+
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) &
+                    (ERNIC_STATQP_FATAL | ERNIC_STATQP_NAK_SYND_MASK), ==, 0);
+}
+
+/* Capture the first frame each device sends. */
+typedef struct First {
+    uint8_t f[NDEV][FRAME_MAX];
+    bool seen[NDEV];
+} First;
+
+static Verdict first_filter(void *opaque, int from, const uint8_t *f,
+                            size_t len)
+{
+    First *c = opaque;
+
+    if (!c->seen[from]) {
+        memcpy(c->f[from], f, len);
+        c->seen[from] = true;
+    }
+    return FWD;
+}
+
+/*
+ * Traffic on a connected pair, verified byte for byte: from each side a
+ * SEND, a WRITE and a READ of several packets.
+ */
+static void traffic(Rig *r, First *first, uint32_t seed)
+{
+    Wire w = { .filter = first_filter, .opaque = first };
+    uint32_t qpn[NDEV] = { QPN_A, QPN_B };
+    uint8_t *p[NDEV][3];
+
+    for (int i = 0; i < NDEV; i++) {
+        uint64_t b = DEV_BASE(i);
+        uint64_t rva = MR_VA + 0x10000 * (i + 1);
+
+        p[i][0] = put_pattern(r, b + SRC_OFF, 2500, seed + i);
+        p[i][1] = put_pattern(r, b + SRC_OFF + 0x4000, 5000, seed + i + 2);
+        p[i][2] = put_pattern(r, DEV_BASE(1 - i) + MR_OFF + 0x80000 +
+                              0x10000 * i, 3000, seed + i + 4);
+        post(r, i, qpn[i], b + SQ_OFF, 1, ERNIC_OP_SEND, b + SRC_OFF, 2500,
+             0, 0, 0, NULL);
+        post(r, i, qpn[i], b + SQ_OFF, 2, ERNIC_OP_WRITE, b + SRC_OFF + 0x4000,
+             5000, rva, RKEY, 0, NULL);
+        post(r, i, qpn[i], b + SQ_OFF, 3, ERNIC_OP_READ, b + SRC_OFF + 0x10000,
+             3000, MR_VA + 0x80000 + 0x10000 * i, RKEY, 0, NULL);
+    }
+    PUMP(r, &w, all_done(r, 0, QPN_A) && all_done(r, 1, QPN_B));
+    for (int i = 0; i < NDEV; i++) {
+        uint32_t n = r->d[i].sqpi;
+
+        for (int k = 0; k < 3; k++) {
+            g_assert_cmphex(cqe(r, i, n - 3 + k), ==,
+                            CQE(k == 0 ? ERNIC_OP_SEND : k == 1 ?
+                                ERNIC_OP_WRITE : ERNIC_OP_READ, k + 1));
+        }
+        assert_mem(r, DEV_BASE(1 - i) + RQ_OFF +
+                   (qrd(r, 1 - i, qpn[1 - i], ERNIC_STATRQPIDB) + RQ_DEPTH - 1)
+                   % RQ_DEPTH * default_cfg.rqbuf, p[i][0], 2500);
+        assert_mem(r, DEV_BASE(1 - i) + MR_OFF + 0x10000 * (i + 1), p[i][1],
+                   5000);
+        assert_mem(r, DEV_BASE(i) + SRC_OFF + 0x10000, p[i][2], 3000);
+        for (int k = 0; k < 3; k++) {
+            g_free(p[i][k]);
+        }
+    }
+}
+
+/*
+ * Into FATAL through a real cause (a remote access error), then seed 003
+ * literally, on both QPs, then traffic again with new PSNs.
+ */
+static void test_recovery_procedure(void)
+{
+    Rig *r = rig_start(NULL);
+    First first = { 0 };
+    static const Reinit ri[NDEV] = {
+        { .sqpsn = 0x000777, .rqpsn = 0xabcdef, .ttl = 33 },
+        { .sqpsn = 0xabcdef, .rqpsn = 0x000777, .ttl = 44 },
+    };
+
+    connect_pair(r, &default_cfg);
+    traffic(r, &first, 1);
+    cause_remote_access(r, 0x90);
+    /* Work posted after the FATAL, before the driver noticed it. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x91, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
+    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x92, ERNIC_OP_SEND,
+         DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
+
+    fatal_recovery(r, 0, QPN_A, 1, 0, ERNIC_FATAL_NAK_RECEIVED,
+                   &ri[0]);
+    fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY, &ri[1]);
+    /* The interrupt handler's last act: clear INTSTS[7] (W1C). */
+    wr(r, 0, ERNIC_INTSTS, ERNIC_INT_FATAL);
+    wr(r, 1, ERNIC_INTSTS, ERNIC_INT_FATAL);
+    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==, 0);
+
+    memset(&first, 0, sizeof(first));
+    traffic(r, &first, 7);
+    /* The first packets after recovery carry the new PSNs and TTLs. */
+    for (int i = 0; i < NDEV; i++) {
+        g_assert_true(first.seen[i]);
+        g_assert_cmphex(be32(first.f[i] + F_BTH + 8) & 0xffffff, ==,
+                        ri[i].sqpsn);
+        g_assert_cmphex(first.f[i][F_IP + 8], ==, ri[i].ttl);
+    }
+    /* No new FATAL on the way. */
+    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * "QP Deletion" (PG332 p.61), then the QP created again from scratch (a
+ * different PMTU and queue memory) and used.
+ */
+static void delete_qp(Rig *r, int i, uint32_t qpn)
+{
+    uint32_t qpconf = qrd(r, i, qpn, ERNIC_QPCONF);
+    static const uint32_t zeroed[] = {
+        ERNIC_RQWPTRDBADD, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
+        ERNIC_STATRQPIDB, ERNIC_STATCURSQPTR, ERNIC_SQPSN, ERNIC_LSTRQREQ,
+        ERNIC_STATMSN,
+    };
+
+    /* 1: SQ and outstanding queue empty. */
+    poll_reg(r, i, QOFF(qpn, ERNIC_STATQP),
+             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
+             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* 2: every completion in. */
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    /* 3: software override on, QP disabled. */
+    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) |
+       ERNIC_XRNICADCONF_SWO);
+    qwr(r, i, qpn, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
+    /* 4: pointers to 0, then disabled and under recovery. */
+    for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
+        qwr(r, i, qpn, zeroed[k], 0);
+        g_assert_cmphex(qrd(r, i, qpn, zeroed[k]), ==, 0);
+    }
+    qwr(r, i, qpn, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+        ERNIC_QPCONF_UNDER_RECOVERY);
+    /* 5: software override off. */
+    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) &
+       ~ERNIC_XRNICADCONF_SWO);
+    r->d[i].sqpi = 0;
+}
+
+static void test_deletion(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    First first = { 0 };
+    uint8_t junk[4096], f[FRAME_MAX];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    traffic(r, &first, 3);
+    delete_qp(r, 0, QPN_A);
+    delete_qp(r, 1, QPN_B);
+    /* 6: the memory is freed: scribble over the old queues. */
+    memset(junk, 0xa5, sizeof(junk));
+    for (int i = 0; i < NDEV; i++) {
+        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + SQ_OFF, junk, sizeof(junk));
+        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
+    }
+    /* A deleted QP takes nothing: bit 15, unanswered. */
+    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    wire_write(r->d[1].fd, f, len);
+    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, 1);
+    check_errbuf(r, 1, 1, ERNIC_SYND_QP_NOT_ENABLED, f);
+    qtest_clock_step(r->qts, 1000000);
+    g_assert_false(wire_read(r->d[1].fd, f, &len));
+
+    /* Created again: PG332 ch.6 QP setup, new PSNs, PMTU 4096. */
+    memset(junk, 0, sizeof(junk));
+    for (int i = 0; i < NDEV; i++) {
+        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
+    }
+    cfg.pmtu = ERNIC_PMTU_4096;
+    setup_qp(r, 0, QPN_A, 1, QPN_B, 0x55, 0x66, &cfg, DEV_BASE(0));
+    setup_qp(r, 1, QPN_B, 0, QPN_A, 0x66, 0x55, &cfg, DEV_BASE(1));
+    traffic(r, &first, 5);
+    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
+    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * What skipping a step does (docs/recovery.md, "Skipped steps"). Without
+ * the software override (re-init step 3) the writes of step 4 to the RO
+ * registers are ignored: CQHEADi keeps its value and the poll of step 5
+ * never ends. Without new PSNs (step 6) the QP starts at PSN 0, which
+ * the peer, expecting its new PSN, takes for a sequence error (or, had
+ * 0 been behind that PSN, a duplicate): nothing is delivered.
+ */
+static void test_recovery_skipped_steps(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+    uint32_t qpconf;
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    cause_remote_access(r, 0xa0);
+    qpconf = qrd(r, 0, QPN_A, ERNIC_QPCONF);
+    qwr(r, 0, QPN_A, ERNIC_QPCONF, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+    qwr(r, 0, QPN_A, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+        ERNIC_QPCONF_UNDER_RECOVERY);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    /* Step 3 skipped. */
+    qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
+    qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
+    qwr(r, 0, QPN_A, ERNIC_SQPI, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATCURSQPTR), ==, 1);
+    /* Done right, but step 6 skipped: SQPSNi stays 0. */
+    wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
+    qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
+    qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
+    qwr(r, 0, QPN_A, ERNIC_SQPSN, 0);
+    qwr(r, 0, QPN_A, ERNIC_QPCONF, qpconf);
+    wr(r, 0, ERNIC_XRNICADCONF, 0);
+    r->d[0].sqpi = 0;
+    /* The peer was recovered properly and expects PSN 0xfff000. */
+    fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY,
+                   &(Reinit){ .sqpsn = 0x2000, .rqpsn = 0xfff000, .ttl = 64 });
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0xa1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
+    len = wire_wait(r, 0, f);
+    g_assert_cmphex(req_psn(f), ==, 0);
+    len = exchange(r, f, len, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x11);
+    g_assert_cmphex(f[F_EXT], ==, 0x60);        /* NAK: PSN sequence */
+    g_assert_cmphex(req_psn(f), ==, 0xfff000);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    rig_stop(r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    for (size_t k = 0; k < ARRAY_SIZE(resp_cases); k++) {
+        g_autofree char *path = g_strdup_printf("/ernic/fatal/code/0x%02x",
+                                                resp_cases[k].code);
+        qtest_add_data_func(path, &resp_cases[k], test_resp_case);
+    }
+    for (size_t k = 0; k < ARRAY_SIZE(req_cases); k++) {
+        g_autofree char *path = g_strdup_printf("/ernic/fatal/code/%s",
+                                                req_cases[k].name);
+        qtest_add_data_func(path, &req_cases[k], test_req_case);
+    }
+    qtest_add_func("/ernic/fatal/code/0x05", test_wqe_processor);
+    qtest_add_data_func("/ernic/fatal/code/0x06", GINT_TO_POINTER(false),
+                        test_retry_counts);
+    qtest_add_data_func("/ernic/fatal/code/0x09", GINT_TO_POINTER(true),
+                        test_retry_counts);
+    qtest_add_func("/ernic/fatal/code/0x10", test_read_resources);
+    qtest_add_func("/ernic/fatal/remote-access", test_remote_access);
+    qtest_add_func("/ernic/fatal/queue-wrap", test_fatal_queue_wrap);
+    qtest_add_func("/ernic/errbuf/transport", test_errbuf_transport);
+    qtest_add_func("/ernic/state/disabled", test_state_disabled);
+    qtest_add_func("/ernic/state/receive-only", test_state_receive_only);
+    qtest_add_func("/ernic/state/recovery-clears", test_state_recovery_clears);
+    qtest_add_func("/ernic/recovery/procedure", test_recovery_procedure);
+    qtest_add_func("/ernic/recovery/deletion", test_deletion);
+    qtest_add_func("/ernic/recovery/skipped-steps",
+                   test_recovery_skipped_steps);
+    return g_test_run();
+}
