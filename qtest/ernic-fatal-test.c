@@ -72,12 +72,6 @@ static uint8_t *reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
     return p;
 }
 
-static uint8_t *aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
-{
-    stl_be_p(p, (uint32_t)syndrome << 24 | msn);
-    return p;
-}
-
 static uint32_t errbuf_word(Rig *r, int i, uint32_t n, uint32_t off)
 {
     return qtest_readl(r->d[i].qts, DEV_BASE(i) + ERRBUF_OFF +
@@ -275,16 +269,24 @@ static void test_read_resources(void)
 
 /*
  * Requester-side FATAL codes: QP A sends a request, the test answers it
- * as a faulty peer would.
+ * as a faulty peer would, with up to three response packets.
  */
-typedef void (*Answer)(Rig *r, const uint8_t *req, size_t len);
+typedef struct Resp {
+    uint8_t opcode;             /* 0: no more responses */
+    uint8_t psn_off;            /* from the request's PSN */
+    int16_t aeth;               /* AETH syndrome, or -1 for none */
+    uint8_t extra;              /* zero bytes after the AETH */
+    uint16_t paylen;
+} Resp;
+
+#define NO_AETH         (-1)
 
 typedef struct ReqCase {
     const char *name;           /* test path */
     uint16_t code;
     uint8_t wqe_op;
     uint32_t wqe_len;
-    Answer answer;
+    Resp ans[3];
     uint32_t synd;              /* error buffer syndrome; 0: not logged */
     uint8_t nak_synd;           /* STATQPi[22:16] afterwards */
 } ReqCase;
@@ -294,102 +296,51 @@ static uint32_t req_psn(const uint8_t *req)
     return be32(req + F_BTH + 8) & 0xffffff;
 }
 
-static size_t answered;
+/* The last frame the test answered with. */
 static uint8_t answer_frame[FRAME_MAX];
 
-static void answer(Rig *r, uint8_t opcode, uint32_t psn, const uint8_t *ext,
-                   size_t ext_len, size_t paylen)
+static void answer(Rig *r, uint8_t opcode, uint32_t psn, int aeth_synd,
+                   size_t extra, size_t paylen)
 {
-    answered = respond(r, answer_frame, opcode, psn, ext, ext_len, paylen);
-    wire_write(r->d[0].fd, answer_frame, answered);
-}
+    uint8_t ext[16] = { 0 };
+    size_t ext_len = 0, len;
 
-static void ans_atomic_ack(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[12] = { 0 };
-
-    aeth(ext, 0x1f, 1);
-    answer(r, 0x12, req_psn(req), ext, sizeof(ext), 0);
-}
-
-static void ans_reserved_nak(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x11, req_psn(req), aeth(ext, 0x65, 0), 4, 0);
-}
-
-static void ans_remote_op_nak(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x11, req_psn(req), aeth(ext, 0x63, 0), 4, 0);
-}
-
-static void ans_invalid_nak(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x11, req_psn(req), aeth(ext, 0x61, 0), 4, 0);
-}
-
-static void ans_only_short(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x10, req_psn(req), aeth(ext, 0x1f, 1), 4, 50);
-}
-
-static void ans_read_resp_to_send(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x10, req_psn(req), aeth(ext, 0x1f, 1), 4, 100);
-}
-
-static void ans_last_for_only(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x0f, req_psn(req), aeth(ext, 0x1f, 1), 4, 100);
-}
-
-static void ans_middle_short(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x0d, req_psn(req), aeth(ext, 0x1f, 0), 4, 1024);
-    answer(r, 0x0e, req_psn(req) + 1, NULL, 0, 512);
-}
-
-static void ans_last_wrong(Rig *r, const uint8_t *req, size_t len)
-{
-    uint8_t ext[4];
-
-    answer(r, 0x0d, req_psn(req), aeth(ext, 0x1f, 0), 4, 1024);
-    answer(r, 0x0e, req_psn(req) + 1, NULL, 0, 1024);
-    answer(r, 0x0f, req_psn(req) + 2, aeth(ext, 0x1f, 1), 4, 500);
+    if (aeth_synd != NO_AETH) {
+        stl_be_p(ext, (uint32_t)aeth_synd << 24 | 1);
+        ext_len = 4 + extra;
+    }
+    len = respond(r, answer_frame, opcode, psn, ext, ext_len, paylen);
+    wire_write(r->d[0].fd, answer_frame, len);
 }
 
 static const ReqCase req_cases[] = {
-    { "0x0c", ERNIC_FATAL_ACK_OPCODE, ERNIC_OP_SEND, 100, ans_atomic_ack,
-      ERNIC_SYND_BAD_RESPONSE, 0 },
-    { "0x19", ERNIC_FATAL_AETH, ERNIC_OP_SEND, 100, ans_reserved_nak,
-      ERNIC_SYND_AETH, 0x65 },
+    /* An ATOMIC ACKNOWLEDGE (with its AtomicAckETH) for a SEND. */
+    { "0x0c", ERNIC_FATAL_ACK_OPCODE, ERNIC_OP_SEND, 100,
+      { { 0x12, 0, 0x1f, 8, 0 } }, ERNIC_SYND_BAD_RESPONSE, 0 },
+    /* A NAK with a reserved code. */
+    { "0x19", ERNIC_FATAL_AETH, ERNIC_OP_SEND, 100,
+      { { 0x11, 0, 0x65, 0, 0 } }, ERNIC_SYND_AETH, 0x65 },
     { "0x0a/remote-op", ERNIC_FATAL_NAK_RECEIVED, ERNIC_OP_WRITE, 100,
-      ans_remote_op_nak, 0, 0x63 },
+      { { 0x11, 0, 0x63, 0, 0 } }, 0, 0x63 },
     { "0x0a/nak-invalid", ERNIC_FATAL_NAK_RECEIVED, ERNIC_OP_SEND, 100,
-      ans_invalid_nak, ERNIC_SYND_BAD_RESPONSE, 0x61 },
+      { { 0x11, 0, 0x61, 0, 0 } }, ERNIC_SYND_BAD_RESPONSE, 0x61 },
+    /* READ of 100 B answered by an ONLY of 50 B. */
     { "0x1a", ERNIC_FATAL_READ_RESP_ONLY_LEN, ERNIC_OP_READ, 100,
-      ans_only_short, ERNIC_SYND_PMTU, 0 },
+      { { 0x10, 0, 0x1f, 0, 50 } }, ERNIC_SYND_PMTU, 0 },
+    /* A READ response for a SEND. */
     { "0x1b", ERNIC_FATAL_BAD_RESPONSE, ERNIC_OP_SEND, 100,
-      ans_read_resp_to_send, ERNIC_SYND_BAD_RESPONSE, 0 },
+      { { 0x10, 0, 0x1f, 0, 100 } }, ERNIC_SYND_BAD_RESPONSE, 0 },
+    /* READ of 100 B answered by a LAST. */
     { "0x1c", ERNIC_FATAL_READ_RESP_LAST_ONLY, ERNIC_OP_READ, 100,
-      ans_last_for_only, ERNIC_SYND_BAD_RESPONSE, 0 },
+      { { 0x0f, 0, 0x1f, 0, 100 } }, ERNIC_SYND_BAD_RESPONSE, 0 },
+    /* READ of 3000 B: FIRST, then a short MIDDLE. */
     { "0x1e", ERNIC_FATAL_READ_RESP_MID_LEN, ERNIC_OP_READ, 3000,
-      ans_middle_short, ERNIC_SYND_PMTU, 0 },
+      { { 0x0d, 0, 0x1f, 0, 1024 }, { 0x0e, 1, NO_AETH, 0, 512 } },
+      ERNIC_SYND_PMTU, 0 },
+    /* READ of 3000 B: FIRST, MIDDLE, then a LAST of the wrong length. */
     { "0x1f", ERNIC_FATAL_READ_RESP_LAST, ERNIC_OP_READ, 3000,
-      ans_last_wrong, ERNIC_SYND_PMTU, 0 },
+      { { 0x0d, 0, 0x1f, 0, 1024 }, { 0x0e, 1, NO_AETH, 0, 1024 },
+        { 0x0f, 2, 0x1f, 0, 500 } }, ERNIC_SYND_PMTU, 0 },
 };
 
 static void test_req_case(gconstpointer data)
@@ -397,15 +348,19 @@ static void test_req_case(gconstpointer data)
     const ReqCase *tc = data;
     Rig *r = rig_start(NULL);
     uint8_t f[FRAME_MAX];
-    size_t len;
 
     connect_pair(r, &default_cfg);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
          DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
     /* The whole request (a SEND or WRITE of 100 B is one packet). */
-    len = wire_wait(r, 0, f);
+    wire_wait(r, 0, f);
     g_assert_cmphex(req_psn(f), ==, PSN_A);
-    tc->answer(r, f, len);
+    for (int k = 0; k < 3 && tc->ans[k].opcode; k++) {
+        const Resp *a = &tc->ans[k];
+
+        answer(r, a->opcode, PSN_A + a->psn_off, a->aeth, a->extra,
+               a->paylen);
+    }
     poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
              ERNIC_STATQP_FATAL);
     check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
@@ -449,7 +404,7 @@ static void test_retry_counts(gconstpointer data)
     bool rnr = GPOINTER_TO_INT(data);
     Rig *r = rig_start(NULL);
     QpCfg cfg = default_cfg;
-    uint8_t f[FRAME_MAX], ext[4];
+    uint8_t f[FRAME_MAX];
     size_t len;
     int sends = 0;
 
@@ -465,7 +420,7 @@ static void test_retry_counts(gconstpointer data)
             sends++;
             if (rnr) {
                 /* RNR NAK, timer code 1: 10 us (IBTA Table 45). */
-                answer(r, 0x11, req_psn(f), aeth(ext, 0x21, 0), 4, 0);
+                answer(r, 0x11, req_psn(f), 0x21, 0, 0);
             }
             continue;
         }
@@ -526,7 +481,7 @@ static void test_errbuf_transport(void)
 {
     Rig *r = rig_start(NULL);
     QpCfg cfg = default_cfg;
-    uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[4];
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
     size_t len;
     uint32_t n = 0;
 
@@ -559,7 +514,7 @@ static void test_errbuf_transport(void)
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
          DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
     len = wire_wait(r, 0, f);
-    answer(r, 0x11, req_psn(f), aeth(ext, 0x40, 1), 4, 0);
+    answer(r, 0x11, req_psn(f), 0x40, 0, 0);
     poll_reg(r, 0, ERNIC_ERRBUFWPTR, 0xffff, 1);
     check_errbuf(r, 0, 1, ERNIC_SYND_AETH, answer_frame);
     /* Dropped, not acted on: the SEND is still outstanding, no FATAL. */
