@@ -685,6 +685,54 @@ static void test_state_recovery_clears(void)
 }
 
 /*
+ * A FATAL QP disabled at once, as the Xilinx drivers do, while the netdev
+ * backend is full: the WQEs rung after the FATAL could not be flushed by
+ * the transmit engine, and disabling completes them, so that the
+ * driver's CQHEADi == SQPIi poll ends.
+ */
+static void test_state_fatal_disable_blocked(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], ext[16];
+    size_t len;
+    int k;
+
+    connect_pair(r, &default_cfg);
+    /* 1 MiB of READ responses that nobody reads: the socket fills up. */
+    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 0x100000),
+                 16, 0);
+    wire_write(r->d[1].fd, f, len);
+    for (k = 0; k < 100; k++) {
+        qtest_clock_step(r->qts, 10000);
+    }
+    for (k = 0; k < 3; k++) {
+        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x200 + k, ERNIC_OP_SEND,
+             DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
+    }
+    len = inject(r, f, 0x13, QPN_B, PSN_A + 1024, NULL, 0, 28);
+    wire_write(r->d[1].fd, f, len);
+    poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+             ERNIC_STATQP_FATAL);
+    for (k = 0; k < 100; k++) {
+        qtest_clock_step(r->qts, 10000);
+    }
+    /* The backend holds the transmit engine: nothing completed yet. */
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(rd(r, 1, ERNIC_RESPHNDSTS) &
+                    ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, ==, 0);
+    qwr(r, 1, QPN_B, ERNIC_QPCONF, (qrd(r, 1, QPN_B, ERNIC_QPCONF) &
+                                    ~ERNIC_QPCONF_QP_EN) |
+        ERNIC_QPCONF_UNDER_RECOVERY);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
+                    qrd(r, 1, QPN_B, ERNIC_SQPI));
+    for (k = 0; k < 3; k++) {
+        g_assert_cmphex(cqe(r, 1, k), ==,
+                        ERRFLAG | CQE(ERNIC_OP_SEND, 0x200 + k));
+    }
+    rig_stop(r);
+}
+
+/*
  * The procedures of PG332 ch.6
  */
 
@@ -1053,6 +1101,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/state/disabled", test_state_disabled);
     qtest_add_func("/ernic/state/receive-only", test_state_receive_only);
     qtest_add_func("/ernic/state/recovery-clears", test_state_recovery_clears);
+    qtest_add_func("/ernic/state/fatal-disable-blocked",
+                   test_state_fatal_disable_blocked);
     qtest_add_func("/ernic/recovery/procedure", test_recovery_procedure);
     qtest_add_func("/ernic/recovery/deletion", test_deletion);
     qtest_add_func("/ernic/recovery/skipped-steps",
