@@ -4,13 +4,16 @@
 # uncompressed vmlinux for a PVH boot, and a busybox initramfs.
 # Cached: the kernel is fetched once per ABI; the initramfs is rebuilt when
 # its inputs change.
-# usage: guest-image.sh WORKDIR INIT_SCRIPT
+# usage: guest-image.sh WORKDIR INIT_SCRIPT [FILE...]
+#   FILEs (e.g. guest-driver/ernic.ko) are placed at / in the initramfs.
 # prints: path of vmlinux, then path of the initramfs
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 work=$(mkdir -p "$1/guest" && cd "$1/guest" && pwd)
 init=$2
+shift 2
+extra=("$@")
 
 abi=$(apt-cache depends linux-headers-amd64 2>/dev/null |
       sed -n 's/.*Depends: linux-headers-\(.*\)-amd64$/\1/p' | head -n 1)
@@ -32,7 +35,11 @@ fi
 
 name=$(basename "$init" .sh)
 initrd=$work/$name.cpio
-if [ ! -f "$initrd" ] || [ "$init" -nt "$initrd" ] || [ /bin/busybox -nt "$initrd" ]; then
+stale=0
+for f in "$init" /bin/busybox "${extra[@]}"; do
+    [ "$f" -nt "$initrd" ] && stale=1
+done
+if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     log "building initramfs $name.cpio"
     root=$(mktemp -d)
     mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp}
@@ -41,6 +48,9 @@ if [ ! -f "$initrd" ] || [ "$init" -nt "$initrd" ] || [ /bin/busybox -nt "$initr
         [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
     done
     install -m 0755 "$init" "$root/init"
+    for f in "${extra[@]}"; do
+        cp "$f" "$root/"
+    done
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$initrd.tmp"
     mv "$initrd.tmp" "$initrd"
     rm -rf "$root"

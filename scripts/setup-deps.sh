@@ -91,8 +91,9 @@ PKGS=(
     # Firmware the Debian QEMU source omits (bios-256k.bin; pvh.bin,
     # linuxboot_dma.bin, kvmvapic.bin)
     seabios qemu-system-data/bookworm-backports
-    # Guest image
-    busybox-static cpio
+    # Guest image, and the guest driver built against the guest kernel's
+    # headers
+    busybox-static cpio linux-headers-amd64 make
 )
 
 missing=()
