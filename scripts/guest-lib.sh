@@ -1,0 +1,63 @@
+# Shared by the guest test scripts (sourced after common.sh): arguments,
+# the TCG boot, and TAP output.
+#   guest_args "$@"        sets check (1 with --check), work, qemu
+#   guest_boot VMLINUX INITRD [QEMU ARG...]
+#                          boots, sets out (console) and transcript
+#                          (its "guest:" lines), ms (boot to poweroff)
+#   show_transcript        without --check: print it, exit 0 on PASS
+#   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
+#   tap_end                on failure, the console's tail; exit status
+
+guest_args() {
+    check=0
+    if [ "${1:-}" = --check ]; then
+        check=1
+        shift
+    fi
+    work=$(cd "$1" && pwd)
+    qemu=$work/qemu-build/qemu-system-x86_64
+    [ -x "$qemu" ] || die "$qemu not built (meson compile -C $work)"
+    n=0
+    fail=0
+}
+
+# q35 without its AHCI controller (SeaBIOS would spend ~30 s probing it);
+# the uncompressed vmlinux boots through its PVH entry (pvh.bin).
+guest_boot() {
+    local vmlinux=$1 initrd=$2 start
+    shift 2
+    local cmd=("$qemu" -M q35,sata=off -accel tcg -m 512 -smp 1 -nodefaults
+               -display none -serial stdio -no-reboot
+               -kernel "$vmlinux" -initrd "$initrd"
+               -append "console=ttyS0 panic=-1 quiet loglevel=3" "$@")
+    log "booting: ${cmd[*]}"
+    start=$(date +%s%N)
+    out=$(timeout 300 "${cmd[@]}" 2>&1 </dev/null) || true
+    ms=$((($(date +%s%N) - start) / 1000000))
+    transcript=$(printf '%s\n' "$out" | tr -d '\r' | grep '^guest:' || true)
+}
+
+show_transcript() {
+    printf '%s\n' "$transcript"
+    log "QEMU ran for ${ms} ms (boot to poweroff, TCG)"
+    printf '%s\n' "$transcript" | grep -q 'RESULT PASS'
+    exit
+}
+
+tap() {
+    n=$((n + 1))
+    if [ "$(printf '%s\n' "$transcript" | grep -c -- "$2")" -ge "${3:-1}" ]
+    then
+        echo "ok $n - $1"
+    else
+        echo "not ok $n - $1"
+        fail=1
+    fi
+}
+
+tap_end() {
+    if [ "$fail" = 1 ]; then
+        printf '%s\n' "$out" | tr -d '\r' | tail -n 40 | sed 's/^/# /'
+    fi
+    exit "$fail"
+}
