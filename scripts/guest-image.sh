@@ -15,6 +15,10 @@ init=$2
 shift 2
 extra=("$@")
 
+# Guest tests run in parallel (meson test): one builder at a time.
+exec 9>"$work/.lock"
+flock 9
+
 abi=$(apt-cache depends linux-headers-amd64 2>/dev/null |
       sed -n 's/.*Depends: linux-headers-\(.*\)-amd64$/\1/p' | head -n 1)
 [ -n "$abi" ] || die "cannot tell the kernel ABI of linux-headers-amd64"
