@@ -110,7 +110,7 @@ static void ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
     ernic_core_raise_qp(c, ERNIC_INT_WQE_COMPLETION, qpn);
 }
 
-static void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
+void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
 {
     uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
 

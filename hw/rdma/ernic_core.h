@@ -218,6 +218,8 @@ void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
 void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn);
 void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn);
 void ernic_comp_flush(ErnicCore *c, uint32_t qpn);
+/* Retry and RNR counts from TIMEOUTCONFi. */
+void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn);
 void ernic_comp_retry_timer(void *opaque);
 void ernic_comp_rnr_timer(void *opaque);
 void ernic_sq_update_status(ErnicCore *c, uint32_t qpn);

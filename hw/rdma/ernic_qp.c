@@ -56,7 +56,6 @@ static void ernic_qp_note_state(ErnicCore *c, uint32_t qpn)
 void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
 
     timer_del(qp->retry_timer);
     timer_del(qp->rnr_timer);
@@ -65,10 +64,7 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     qp->tx_idx = qp->tx_pkt = 0;
     qp->sent_psn = 0;
     qp->rnr_wait = false;
-    qp->retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
-                       ERNIC_TIMEOUTCONF_RETRY_SHIFT;
-    qp->rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
-                   ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
+    ernic_comp_reload_counts(c, qpn);
     qp->rq_off = 0;
     qp->wr_addr = 0;
     qp->wr_left = 0;
