@@ -9,6 +9,10 @@
 #include <linux/pci.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <asm/unaligned.h>
 
 #include "hw/rdma/ernic_regs.h"
 
@@ -32,7 +36,126 @@ struct ernic_eth_ring {
 	u32 tail;			/* next slot software reaps */
 };
 
+/*
+ * Limits the driver advertises. PG332: 8 MiB per WQE (p.10), one local
+ * buffer per WQE (Table 2-1), 16 outstanding incoming READs (p.22), a
+ * PD/MR table of 256 entries (Table 2-7), 16-bit queue indices.
+ */
+#define ERNIC_MAX_MSG_SIZE	(8u << 20)
+#define ERNIC_MAX_RD_ATOM	16
+#define ERNIC_MAX_QP_WR		4095
+#define ERNIC_MAX_RECV_SGE	4
+#define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */
+#define ERNIC_GSI_FRAME_SIZE	512	/* one QP1 send frame */
+#define ERNIC_GSI_RQ_ELEM	512	/* IP area + UDP/BTH/DETH + MAD */
+#define ERNIC_GSI_IP_AREA	40
+#define ERNIC_GSI_HDRS		(8 + 12 + 8)	/* UDP, BTH, DETH */
+#define ERNIC_ICRC_LEN		4
+#define ERNIC_UDP_SPORT		0xc001	/* XRNICCONF[31:16] */
+#define ERNIC_GID_TBL_LEN	16
+
+struct ernic_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct ernic_mr {
+	struct ib_mr ibmr;
+	u32 idx;			/* PD/MR table entry */
+};
+
+/* An address vector, as the QP registers and the QP1 frames need it. */
+struct ernic_av {
+	u8 dmac[ETH_ALEN];
+	bool ipv6;
+	u8 sip[16];
+	u8 dip[16];
+	u8 hop_limit;
+	u8 tclass;
+	u32 flow_label;
+};
+
+struct ernic_ah {
+	struct ib_ah ibah;
+	struct ernic_av av;
+};
+
+struct ernic_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* the QP lists and the arm flag */
+	struct list_head sq_qps;	/* QPs whose send CQ this is */
+	struct list_head rq_qps;	/* QPs whose receive CQ this is */
+	bool armed;
+};
+
+/* What the driver remembers of a WQE: the CQE only has 16 bits of WRID. */
+struct ernic_swqe {
+	u64 wr_id;
+	u32 byte_len;
+	u8 opcode;			/* enum ib_wc_opcode */
+	bool signaled;
+};
+
+struct ernic_rwqe {
+	u64 wr_id;
+	int num_sge;
+	struct ib_sge sge[ERNIC_MAX_RECV_SGE];
+};
+
+struct ernic_qp {
+	struct ib_qp ibqp;
+	struct ernic_dev *dev;
+	u32 qpn;
+	struct mutex mutex;		/* modify_qp and destroy */
+	spinlock_t lock;		/* state, SQ and RQ software indices */
+	enum ib_qp_state state;
+	bool sq_held;			/* SQD: SQPIi not rung */
+	bool sq_sig_all;
+
+	/* SQ (64-byte WQEs) and its CQ (4-byte CQEs), same depth. */
+	void *sq;
+	dma_addr_t sq_dma;
+	__le32 *cqe;
+	dma_addr_t cqe_dma;
+	u32 sq_depth;
+	u32 sq_pi;			/* next slot to post */
+	u32 sq_ci;			/* next slot to complete */
+	struct ernic_swqe *swqe;
+	void *frames;			/* QP1: one frame per SQ slot */
+	dma_addr_t frames_dma;
+	u32 gsi_psn;
+
+	/* RQ buffers; received SENDs are copied into posted receive WRs. */
+	void *rq;
+	dma_addr_t rq_dma;
+	u32 rq_depth;
+	u32 rq_elem;
+	u32 rq_seen;			/* next RQ slot the device will fill */
+	u32 rq_ci;			/* RQCIi as last written */
+	struct ernic_rwqe *rwqe;	/* posted receive WRs, FIFO */
+	u32 rwqe_pi;
+	u32 rwqe_ci;
+
+	struct ernic_cq *scq;
+	struct ernic_cq *rcq;
+	struct list_head scq_node;
+	struct list_head rcq_node;
+
+	/* Attributes kept for query_qp and for re-programming. */
+	struct ib_qp_attr attr;
+	struct ernic_av av;
+	u32 qpconf;			/* QPCONFi without enable/recovery */
+
+	/* FATAL (PG332 Table 2-4) and its completion status. */
+	u8 fatal_code;
+	u8 nak_synd;
+	int err_status;			/* for the first ERRFLAG CQE, or -1 */
+	struct work_struct fatal_work;	/* IB_EVENT_QP_FATAL */
+	struct work_struct flush_work;	/* Error: let the CQs' users poll */
+};
+
 struct ernic_dev {
+	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	struct pci_dev *pdev;
 	void __iomem *regs;		/* BAR0: PG332 register window */
 	void __iomem *eth;		/* BAR4: Ethernet path */
@@ -44,6 +167,20 @@ struct ernic_dev {
 	void *fatalq;
 	dma_addr_t fatalq_dma;
 	u32 fatalq_ci;
+	spinlock_t fatal_lock;		/* fatalq_ci */
+	struct mutex swo_mutex;		/* XRNICADCONF[0] windows */
+
+	/* Per-QP CQ and RQ doorbell words (PG332 CQDBADDi, RQWPTRDBADDi) */
+	__le32 *db;
+	dma_addr_t db_dma;
+
+	spinlock_t lock;		/* the maps and qps[] */
+	DECLARE_BITMAP(qp_map, ERNIC_NUM_QP_MAX + 1);
+	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
+	DECLARE_BITMAP(mr_map, ERNIC_PDT_ENTRIES);
+	struct ernic_qp *qps[ERNIC_NUM_QP_MAX + 1];
+	u32 rq_buf_size;
+	bool ib_registered;
 
 	/* Ethernet path: the net_device */
 	struct net_device *netdev;
@@ -73,8 +210,87 @@ static inline void ernic_eth_wr(struct ernic_dev *dev, u32 off, u32 val)
 	writel(val, dev->eth + off);
 }
 
+static inline u32 ernic_qrd(struct ernic_dev *dev, u32 qpn, u32 off)
+{
+	return readl(dev->regs + ERNIC_QP_OFFSET(qpn) + off);
+}
+
+static inline void ernic_qwr(struct ernic_dev *dev, u32 qpn, u32 off, u32 val)
+{
+	writel(val, dev->regs + ERNIC_QP_OFFSET(qpn) + off);
+}
+
+static inline void ernic_qwr64(struct ernic_dev *dev, u32 qpn, u32 lo,
+			       u32 hi, u64 val)
+{
+	ernic_qwr(dev, qpn, lo, lower_32_bits(val));
+	ernic_qwr(dev, qpn, hi, upper_32_bits(val));
+}
+
+static inline struct ernic_dev *to_edev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct ernic_dev, ibdev);
+}
+
+static inline struct ernic_qp *to_eqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct ernic_qp, ibqp);
+}
+
+static inline struct ernic_cq *to_ecq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct ernic_cq, ibcq);
+}
+
+static inline struct ernic_pd *to_epd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct ernic_pd, ibpd);
+}
+
+/* CQ and RQ doorbell words: QP n uses word n of each half of the page. */
+#define ERNIC_DB_SIZE		PAGE_SIZE
+#define ERNIC_DB_CQ(qpn)	(qpn)
+#define ERNIC_DB_RQ(qpn)	(ERNIC_NUM_QP_MAX + 1 + (qpn))
+
 int ernic_eth_register(struct ernic_dev *dev);
 void ernic_eth_unregister(struct ernic_dev *dev);
 irqreturn_t ernic_eth_irq(int irq, void *data);
+
+/* ernic_ib.c: the ib_device */
+int ernic_ib_register(struct ernic_dev *dev);
+void ernic_ib_unregister(struct ernic_dev *dev);
+int ernic_add_gid(const struct ib_gid_attr *attr, void **context);
+int ernic_del_gid(const struct ib_gid_attr *attr, void **context);
+int ernic_av_from_attr(struct ernic_dev *dev, const struct rdma_ah_attr *ah,
+		       struct ernic_av *av);
+
+/* ernic_cq.c */
+int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata);
+int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int ernic_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void ernic_cq_notify(struct ernic_cq *cq);
+
+/* ernic_qp.c: QP lifecycle, the IBTA state machine, FATAL */
+int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+void ernic_fatalq_process(struct ernic_dev *dev);
+
+/* ernic_wr.c: posting, and the copies of a software receive path */
+int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+void ernic_ring_sq(struct ernic_qp *qp);
+void *ernic_dma_to_virt(struct ernic_dev *dev, u64 addr);
+int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc);
+int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc);
+bool ernic_qp_has_work(struct ernic_qp *qp, bool send);
 
 #endif /* ERNIC_H */

@@ -35,6 +35,7 @@ up_and_ping() {
     echo "guest: $nd rx_packets $rxp tx_packets $txp"
 }
 
+insmod /ib_core.ko || fail "insmod ib_core.ko"
 insmod /ernic.ko || fail "insmod ernic.ko"
 up_and_ping
 rmmod ernic || fail "rmmod ernic"

@@ -3,7 +3,7 @@
 # Debian's linux-headers of the guest kernel's ABI (the one
 # linux-headers-amd64 depends on, as scripts/guest-image.sh boots).
 # usage: build-guest-driver.sh WORKDIR
-# prints: path of ernic.ko
+# prints: path of ernic.ko, then of ernic_test.ko (the test client)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -13,12 +13,17 @@ abi=$(apt-cache depends linux-headers-amd64 2>/dev/null |
 kdir=/usr/src/linux-headers-$abi-amd64
 [ -d "$kdir" ] || die "$kdir missing (scripts/setup-deps.sh installs it)"
 
+# Guest tests run in parallel (meson test): one build at a time.
+exec 9>"$work/.lock"
+flock 9
+
 # Kbuild writes its objects next to the sources: build in a copy.
 mkdir -p "$work/src/guest-driver"
 cp -a "$ERNIC_ROOT"/guest-driver/*.[ch] "$ERNIC_ROOT/guest-driver/Kbuild" \
       "$ERNIC_ROOT/guest-driver/Makefile" "$work/src/guest-driver/"
 rm -rf "$work/src/include"
 cp -a "$ERNIC_ROOT/include" "$work/src/include"
-log "building guest-driver/ernic.ko against $kdir"
+log "building guest-driver (ernic.ko, ernic_test.ko) against $kdir"
 make -s -C "$kdir" M="$work/src/guest-driver" modules >&2
 echo "$work/src/guest-driver/ernic.ko"
+echo "$work/src/guest-driver/ernic_test.ko"

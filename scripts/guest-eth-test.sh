@@ -9,9 +9,10 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 guest_args "$@"
-ko=$("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
+ko=$("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work" | head -n 1)
 mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
-                     "$ERNIC_ROOT/guest/init-eth.sh" "$ko")
+                     "$ERNIC_ROOT/guest/init-eth.sh" "$ko" \
+                     kmod:drivers/infiniband/core/ib_core)
 guest_boot "${image[0]}" "${image[1]}" -netdev user,id=net0 \
     -device ernic,netdev=net0,mac=52:54:00:e3:32:01
 

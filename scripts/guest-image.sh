@@ -5,7 +5,9 @@
 # Cached: the kernel is fetched once per ABI; the initramfs is rebuilt when
 # its inputs change.
 # usage: guest-image.sh WORKDIR INIT_SCRIPT [FILE...]
-#   FILEs (e.g. guest-driver/ernic.ko) are placed at / in the initramfs.
+#   FILEs (e.g. guest-driver/ernic.ko) are placed at / in the initramfs;
+#   kmod:PATH is the kernel's module kernel/PATH.ko (e.g.
+#   kmod:drivers/infiniband/core/ib_core), also placed at /.
 # prints: path of vmlinux, then path of the initramfs
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -37,10 +39,23 @@ if [ ! -f "$kdir/vmlinux" ]; then
     rm -f "$kdir"/linux-image-*.deb
 fi
 
+files=()
+for f in "${extra[@]}"; do
+    case $f in
+    kmod:*)
+        files+=("$kdir/root/lib/modules/$abi-amd64/kernel/${f#kmod:}.ko") ;;
+    *)
+        files+=("$f") ;;
+    esac
+done
+for f in "${files[@]}"; do
+    [ -f "$f" ] || die "guest image: no file $f"
+done
+
 name=$(basename "$init" .sh)
 initrd=$work/$name.cpio
 stale=0
-for f in "$init" /bin/busybox "${extra[@]}"; do
+for f in "$init" /bin/busybox "${files[@]}"; do
     [ "$f" -nt "$initrd" ] && stale=1
 done
 if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
@@ -52,7 +67,7 @@ if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
         [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
     done
     install -m 0755 "$init" "$root/init"
-    for f in "${extra[@]}"; do
+    for f in "${files[@]}"; do
         cp "$f" "$root/"
     done
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$initrd.tmp"

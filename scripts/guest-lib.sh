@@ -3,7 +3,10 @@
 #   guest_args "$@"        sets check (1 with --check), work, qemu
 #   guest_boot VMLINUX INITRD [QEMU ARG...]
 #                          boots, sets out (console) and transcript
-#                          (its "guest:" lines), ms (boot to poweroff)
+#                          (its "guest:" lines), ms (boot to poweroff);
+#                          $guest_append is added to the kernel command line
+#   guest_cmd VMLINUX INITRD APPEND [QEMU ARG...]
+#                          sets cmd: the QEMU command line of a guest
 #   show_transcript        without --check: print it, exit 0 on PASS
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
 #   tap_end                on failure, the console's tail; exit status
@@ -23,13 +26,19 @@ guest_args() {
 
 # q35 without its AHCI controller (SeaBIOS would spend ~30 s probing it);
 # the uncompressed vmlinux boots through its PVH entry (pvh.bin).
+guest_cmd() {
+    local vmlinux=$1 initrd=$2 append=$3
+    shift 3
+    cmd=("$qemu" -M q35,sata=off -accel tcg -m 512 -smp 1 -nodefaults
+         -display none -serial stdio -no-reboot
+         -kernel "$vmlinux" -initrd "$initrd"
+         -append "console=ttyS0 panic=-1 quiet loglevel=3 $append" "$@")
+}
+
 guest_boot() {
     local vmlinux=$1 initrd=$2 start
     shift 2
-    local cmd=("$qemu" -M q35,sata=off -accel tcg -m 512 -smp 1 -nodefaults
-               -display none -serial stdio -no-reboot
-               -kernel "$vmlinux" -initrd "$initrd"
-               -append "console=ttyS0 panic=-1 quiet loglevel=3" "$@")
+    guest_cmd "$vmlinux" "$initrd" "${guest_append:-}" "$@"
     log "booting: ${cmd[*]}"
     start=$(date +%s%N)
     out=$(timeout 300 "${cmd[@]}" 2>&1 </dev/null) || true

@@ -17,6 +17,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/module.h"
+#include "qemu/range.h"
 #include "qapi/error.h"
 #include "hw/pci/pci_device.h"
 #include "hw/pci/pcie.h"
@@ -109,6 +110,23 @@ static bool ernic_nc_can_receive(NetClientState *nc)
 
     /* Frames are taken while the function may master the bus. */
     return s->parent_obj.config[PCI_COMMAND] & PCI_COMMAND_MASTER;
+}
+
+/*
+ * Frames a backend queued while bus mastering was off are delivered once
+ * it is on; without this a backend such as -netdev stream would stay
+ * paused for good (as e1000's PCI config hook does it).
+ */
+static void ernic_write_config(PCIDevice *pci_dev, uint32_t addr,
+                               uint32_t val, int len)
+{
+    ErnicState *s = ERNIC(pci_dev);
+
+    pci_default_write_config(pci_dev, addr, val, len);
+    if (range_covers_byte(addr, len, PCI_COMMAND) &&
+        (pci_dev->config[PCI_COMMAND] & PCI_COMMAND_MASTER)) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
 }
 
 static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
@@ -245,6 +263,7 @@ static void ernic_class_init(ObjectClass *klass, void *data)
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
     k->realize = ernic_realize;
+    k->config_write = ernic_write_config;
     k->exit = ernic_exit;
     k->vendor_id = ERNIC_PCI_VENDOR_ID;
     k->device_id = ERNIC_PCI_DEVICE_ID;

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC completion queues.
+ *
+ * ERNIC has no completion queue of its own for receives and no CQ
+ * object that several QPs share: each QP has a send CQ ring (one 4-byte
+ * CQE per WQE, PG332 Table 2-2, counted by CQHEADi) and reports received
+ * SENDs only by its RQ producer index (RQWPTRDBADDi). An ib_cq is
+ * therefore a list of QPs; polling it harvests their CQ rings and RQs
+ * directly, so it cannot overflow and needs no memory of its own.
+ * Notification uses the per-QP CQ and RQ interrupts (QPCONFi[3], [2]).
+ */
+
+#include "ernic.h"
+
+int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    struct ib_udata *udata)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+
+	if (attr->flags || udata)
+		return -EOPNOTSUPP;
+	if (attr->cqe < 1 || attr->cqe > 0xffff)
+		return -EINVAL;
+	spin_lock_init(&cq->lock);
+	INIT_LIST_HEAD(&cq->sq_qps);
+	INIT_LIST_HEAD(&cq->rq_qps);
+	ibcq->cqe = attr->cqe;
+	return 0;
+}
+
+int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	/* The core refuses while QPs use it (usecnt). */
+	return 0;
+}
+
+int ernic_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+	struct ernic_qp *qp;
+	unsigned long flags;
+	int got = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	list_for_each_entry(qp, &cq->sq_qps, scq_node) {
+		if (got == n)
+			break;
+		got += ernic_poll_sq(qp, n - got, wc + got);
+	}
+	list_for_each_entry(qp, &cq->rq_qps, rcq_node) {
+		if (got == n)
+			break;
+		got += ernic_poll_rq(qp, n - got, wc + got);
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return got;
+}
+
+static bool ernic_cq_has_work(struct ernic_cq *cq)
+{
+	struct ernic_qp *qp;
+
+	list_for_each_entry(qp, &cq->sq_qps, scq_node)
+		if (ernic_qp_has_work(qp, true))
+			return true;
+	list_for_each_entry(qp, &cq->rq_qps, rcq_node)
+		if (ernic_qp_has_work(qp, false))
+			return true;
+	return false;
+}
+
+int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+	unsigned long irqf;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqf);
+	cq->armed = true;
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && ernic_cq_has_work(cq))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqf);
+	return ret;
+}
+
+/* From the interrupt handler: a QP of this CQ has completed something. */
+void ernic_cq_notify(struct ernic_cq *cq)
+{
+	unsigned long flags;
+	bool armed;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	armed = cq->armed;
+	cq->armed = false;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (armed && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}

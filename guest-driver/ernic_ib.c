@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC ib_device: device and port queries, PDs, MRs in the PG332 PD/MR
+ * table, address handles, the GID hooks that program the device's own
+ * IP address, and registration with the RDMA core.
+ *
+ * The port is RoCEv2 only. Its GID table is the RDMA core's: the net_device
+ * of the Ethernet path is the port's netdev, so the core adds a GID for
+ * each of its IPv4 and IPv6 addresses (docs/driver.md).
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/random.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+
+#include "ernic.h"
+
+static int ernic_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *a, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	addrconf_addr_eui48((u8 *)&a->sys_image_guid, dev->netdev->dev_addr);
+	a->fw_ver = ERNIC_PCI_REVISION;
+	a->max_mr_size = (1ull << 48) - 1;	/* WRRDBUFLEN + ACCESSDESC[31:16] */
+	a->page_size_cap = PAGE_SIZE;
+	a->vendor_id = ERNIC_PCI_VENDOR_ID;
+	a->vendor_part_id = ERNIC_PCI_DEVICE_ID;
+	a->hw_ver = ERNIC_PCI_REVISION;
+	a->max_qp = dev->num_qp - 1;		/* QP1 is the GSI QP */
+	a->max_qp_wr = ERNIC_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
+	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
+	a->max_send_sge = 1;			/* PG332 Table 2-1: one LADDR */
+	a->max_recv_sge = ERNIC_MAX_RECV_SGE;
+	a->max_sge_rd = 1;
+	a->max_cq = dev->num_qp * 2;
+	a->max_cqe = 0xffff;
+	a->max_mr = ERNIC_PDT_ENTRIES;
+	a->max_pd = ERNIC_PDT_ENTRIES;
+	a->max_qp_rd_atom = ERNIC_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = ERNIC_MAX_RD_ATOM;
+	a->max_res_rd_atom = ERNIC_MAX_RD_ATOM * dev->num_qp;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_ah = INT_MAX;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int ernic_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *a)
+{
+	struct ernic_dev *dev = to_edev(ibdev);
+	struct net_device *nd = dev->netdev;
+	bool up = netif_running(nd) && netif_carrier_ok(nd);
+
+	/* ib_query_port() has zeroed *a. */
+	a->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	a->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+			     IB_PORT_PHYS_STATE_DISABLED;
+	a->max_mtu = IB_MTU_4096;
+	a->active_mtu = ib_mtu_int_to_enum(iboe_get_mtu(nd->mtu));
+	a->gid_tbl_len = ERNIC_GID_TBL_LEN;
+	a->port_cap_flags = IB_PORT_CM_SUP;
+	a->max_msg_sz = ERNIC_MAX_MSG_SIZE;
+	a->pkey_tbl_len = 1;
+	a->bad_pkey_cntr = 0;
+	a->qkey_viol_cntr = 0;
+	return ib_get_eth_speed(ibdev, port, &a->active_speed,
+				&a->active_width);
+}
+
+static int ernic_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *im)
+{
+	struct ib_port_attr a = {};
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &a);
+	if (ret)
+		return ret;
+	im->pkey_tbl_len = a.pkey_tbl_len;
+	im->gid_tbl_len = a.gid_tbl_len;
+	im->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	im->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer ernic_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int ernic_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/*
+ * ERNIC has one IPv4 address (IPv4XADD) and one IPv6 address
+ * (IPv6XADD1-4), PG332 p.33, and drops RoCE frames sent to any other
+ * (Table 2-3 bit 8). The GID hooks keep them equal to the port's
+ * RoCEv2 GIDs: the latest IPv4 GID, and the latest IPv6 GID, a link-local
+ * one only while there is no other.
+ */
+int ernic_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct ernic_dev *dev = to_edev(attr->device);
+	const u8 *g = attr->gid.raw;
+	int i;
+
+	if (attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return 0;
+	if (ipv6_addr_v4mapped((const struct in6_addr *)g)) {
+		ernic_wr(dev, ERNIC_IPv4XADD, get_unaligned_be32(g + 12));
+		return 0;
+	}
+	if (ipv6_addr_type((const struct in6_addr *)g) &
+	    IPV6_ADDR_LINKLOCAL && ernic_rd(dev, ERNIC_IPv6XADD4))
+		return 0;
+	/* IPv6XADD4 holds address bits [127:96] (PG332 p.33). */
+	for (i = 0; i < 4; i++)
+		ernic_wr(dev, ERNIC_IPv6XADD4 - 4 * i,
+			 get_unaligned_be32(g + 4 * i));
+	return 0;
+}
+
+int ernic_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return 0;
+}
+
+/* The address vector of an AH or a connected QP's path. */
+int ernic_av_from_attr(struct ernic_dev *dev, const struct rdma_ah_attr *ah,
+		       struct ernic_av *av)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid;
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    ah->type != RDMA_AH_ATTR_TYPE_ROCE) {
+		ibdev_dbg(&dev->ibdev, "AV without a RoCE GRH\n");
+		return -EINVAL;
+	}
+	grh = rdma_ah_read_grh(ah);
+	sgid = grh->sgid_attr;
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP) {
+		ibdev_dbg(&dev->ibdev, "AV source GID is not RoCEv2\n");
+		return -EINVAL;
+	}
+	memset(av, 0, sizeof(*av));
+	av->ipv6 = !ipv6_addr_v4mapped((const struct in6_addr *)sgid->gid.raw);
+	if (av->ipv6 == ipv6_addr_v4mapped((const struct in6_addr *)
+					   grh->dgid.raw)) {
+		ibdev_dbg(&dev->ibdev, "AV mixes IPv4 and IPv6\n");
+		return -EINVAL;
+	}
+	memcpy(av->sip, sgid->gid.raw, 16);
+	memcpy(av->dip, grh->dgid.raw, 16);
+	memcpy(av->dmac, ah->roce.dmac, ETH_ALEN);
+	av->hop_limit = grh->hop_limit;
+	av->tclass = grh->traffic_class;
+	av->flow_label = grh->flow_label;
+	return 0;
+}
+
+static int ernic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibpd->device);
+	struct ernic_pd *pd = to_epd(ibpd);
+	u32 n;
+
+	spin_lock(&dev->lock);
+	n = find_first_zero_bit(dev->pd_map, ERNIC_PDT_ENTRIES);
+	if (n < ERNIC_PDT_ENTRIES)
+		__set_bit(n, dev->pd_map);
+	spin_unlock(&dev->lock);
+	if (n >= ERNIC_PDT_ENTRIES)
+		return -ENOMEM;
+	pd->pdn = n;
+	return 0;
+}
+
+static int ernic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibpd->device);
+
+	spin_lock(&dev->lock);
+	__clear_bit(to_epd(ibpd)->pdn, dev->pd_map);
+	spin_unlock(&dev->lock);
+	return 0;
+}
+
+/*
+ * PD/MR table entry (PG332 Fig. 2-9): an incoming READ or WRITE is allowed
+ * when R_Key[31:8] names the entry, R_Key[7:0] equals BUFRKEY, PDPDNUM is
+ * the QP's PD and [VA, VA + len) lies inside [VIRTADDR, VIRTADDR + length).
+ * Data goes to BUFBASEADDR + (VA - VIRTADDR).
+ */
+static void ernic_pdt_write(struct ernic_dev *dev, u32 idx, u32 pdn, u64 va,
+			    u64 base, u64 len, u8 key, u32 access)
+{
+	u32 e = ERNIC_PDT_OFFSET(idx);
+
+	ernic_wr(dev, e + ERNIC_PDPDNUM, pdn);
+	ernic_wr(dev, e + ERNIC_VIRTADDRLSB, lower_32_bits(va));
+	ernic_wr(dev, e + ERNIC_VIRTADDRMSB, upper_32_bits(va));
+	ernic_wr(dev, e + ERNIC_BUFBASEADDRLSB, lower_32_bits(base));
+	ernic_wr(dev, e + ERNIC_BUFBASEADDRMSB, upper_32_bits(base));
+	ernic_wr(dev, e + ERNIC_BUFRKEY, key);
+	ernic_wr(dev, e + ERNIC_WRRDBUFLEN, lower_32_bits(len));
+	ernic_wr(dev, e + ERNIC_ACCESSDESC, access |
+		 (u32)((len >> 32) & 0xffff) << ERNIC_ACCESSDESC_LENMSB_SHIFT);
+}
+
+static u32 ernic_access_type(int flags)
+{
+	bool rd = flags & IB_ACCESS_REMOTE_READ;
+	bool wr = flags & IB_ACCESS_REMOTE_WRITE;
+
+	if (rd && wr)
+		return ERNIC_ACCESS_READ_WRITE;
+	if (wr)
+		return ERNIC_ACCESS_WRITE_ONLY;
+	if (rd)
+		return ERNIC_ACCESS_READ_ONLY;
+	/* Local only: a reserved access type, which no request matches. */
+	return ERNIC_ACCESSDESC_TYPE_MASK;
+}
+
+/*
+ * The DMA MR: local access needs no key on ERNIC (WQE addresses are bus
+ * addresses), and remote access to all memory is one table entry with
+ * VIRTADDR = BUFBASEADDR = 0, so that a remote VA is a bus address.
+ */
+static struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct ernic_dev *dev = to_edev(ibpd->device);
+	struct ernic_mr *mr;
+	u32 idx, key;
+
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	spin_lock(&dev->lock);
+	idx = find_first_zero_bit(dev->mr_map, ERNIC_PDT_ENTRIES);
+	if (idx < ERNIC_PDT_ENTRIES)
+		__set_bit(idx, dev->mr_map);
+	spin_unlock(&dev->lock);
+	if (idx >= ERNIC_PDT_ENTRIES) {
+		kfree(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	key = get_random_u32() & 0xff;
+	mr->idx = idx;
+	mr->ibmr.lkey = idx << 8 | key;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	ernic_pdt_write(dev, idx, to_epd(ibpd)->pdn, 0, 0, (1ull << 48) - 1,
+			key, ernic_access_type(access));
+	return &mr->ibmr;
+}
+
+static struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start,
+				       u64 len, u64 iova, int access,
+				       struct ib_udata *udata)
+{
+	/* User-space memory needs the rdma-core provider (a later issue). */
+	ibdev_dbg(ibpd->device, "user MRs are not supported yet\n");
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibmr->device);
+	struct ernic_mr *mr = container_of(ibmr, struct ernic_mr, ibmr);
+
+	/* As the Xilinx drivers do: key 0, a reserved access type. */
+	ernic_pdt_write(dev, mr->idx, 0, 0, 0, 0, 0,
+			ERNIC_ACCESSDESC_TYPE_MASK);
+	spin_lock(&dev->lock);
+	__clear_bit(mr->idx, dev->mr_map);
+	spin_unlock(&dev->lock);
+	kfree(mr);
+	return 0;
+}
+
+static int ernic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct ernic_ah *ah = container_of(ibah, struct ernic_ah, ibah);
+
+	return ernic_av_from_attr(to_edev(ibah->device), init->ah_attr,
+				  &ah->av);
+}
+
+static int ernic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct ernic_ah *ah = container_of(ibah, struct ernic_ah, ibah);
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_grh(attr, (union ib_gid *)ah->av.dip, ah->av.flow_label,
+			0, ah->av.hop_limit, ah->av.tclass);
+	memcpy(attr->roce.dmac, ah->av.dmac, ETH_ALEN);
+	return 0;
+}
+
+static int ernic_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
+}
+
+static const struct ib_device_ops ernic_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = 1,
+
+	.add_gid = ernic_add_gid,
+	.alloc_pd = ernic_alloc_pd,
+	.create_ah = ernic_create_ah,
+	.create_cq = ernic_create_cq,
+	.create_qp = ernic_create_qp,
+	.dealloc_pd = ernic_dealloc_pd,
+	.del_gid = ernic_del_gid,
+	.dereg_mr = ernic_dereg_mr,
+	.destroy_ah = ernic_destroy_ah,
+	.destroy_cq = ernic_destroy_cq,
+	.destroy_qp = ernic_destroy_qp,
+	.get_dma_mr = ernic_get_dma_mr,
+	.get_link_layer = ernic_get_link_layer,
+	.get_port_immutable = ernic_get_port_immutable,
+	.modify_qp = ernic_modify_qp,
+	.poll_cq = ernic_poll_cq,
+	.post_recv = ernic_post_recv,
+	.post_send = ernic_post_send,
+	.query_ah = ernic_query_ah,
+	.query_device = ernic_query_device,
+	.query_pkey = ernic_query_pkey,
+	.query_port = ernic_query_port,
+	.query_qp = ernic_query_qp,
+	.reg_user_mr = ernic_reg_user_mr,
+	.req_notify_cq = ernic_req_notify_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, ernic_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, ernic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, ernic_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, ernic_qp, ibqp),
+};
+
+int ernic_ib_register(struct ernic_dev *dev)
+{
+	struct ib_device *ibdev = &dev->ibdev;
+	int ret;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->local_dma_lkey = 0;
+	ibdev->dev.parent = &dev->pdev->dev;
+	strscpy(ibdev->node_desc, "ERNIC (PG332 v3.1)",
+		sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->netdev->dev_addr);
+	ib_set_device_ops(ibdev, &ernic_dev_ops);
+
+	ret = ib_device_set_netdev(ibdev, dev->netdev, 1);
+	if (ret)
+		return ret;
+	ret = ib_register_device(ibdev, "ernic%d", &dev->pdev->dev);
+	if (ret) {
+		dev_err(&dev->pdev->dev, "ib_register_device: %d\n", ret);
+		return ret;
+	}
+	dev->ib_registered = true;
+	return 0;
+}
+
+void ernic_ib_unregister(struct ernic_dev *dev)
+{
+	if (dev->ib_registered)
+		ib_unregister_device(&dev->ibdev);
+	dev->ib_registered = false;
+}

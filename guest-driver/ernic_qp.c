@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC queue pairs: creation, the IBTA state machine (IBTA vol.1 10.3,
+ * ib_modify_qp_is_ok() plus the device's limits) mapped onto the QP
+ * context of PG332 (docs/qp-states.md, docs/driver.md), FATAL handling,
+ * and PG332 ch.6's "QP Fatal Recovery" run for every return to Reset.
+ */
+
+#include <linux/iopoll.h>
+#include <rdma/ib_mad.h>
+
+#include "ernic.h"
+
+#define ERNIC_POLL_US		10
+#define ERNIC_POLL_TIMEOUT_US	1000000
+
+/* QPCONFi of a QP: what create and modify_qp chose, without [0] and [6]. */
+static u32 ernic_qpconf_base(struct ernic_qp *qp, enum ib_mtu mtu)
+{
+	return ERNIC_QPCONF_RQ_INT_EN | ERNIC_QPCONF_CQ_INT_EN |
+	       ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
+	       (qp->av.ipv6 ? ERNIC_QPCONF_IPV6 : 0) |
+	       ((u32)(mtu - IB_MTU_256) << ERNIC_QPCONF_PMTU_SHIFT) |
+	       (qp->rq_elem / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT;
+}
+
+static int ernic_wait(struct ernic_qp *qp, u32 off, u32 mask, u32 want,
+		      const char *what)
+{
+	u32 v;
+	int ret = readl_poll_timeout(qp->dev->regs + off, v,
+				     (v & mask) == want, ERNIC_POLL_US,
+				     ERNIC_POLL_TIMEOUT_US);
+
+	if (ret)
+		ibdev_warn(&qp->dev->ibdev, "QP%u: timeout waiting for %s\n",
+			   qp->qpn, what);
+	return ret;
+}
+
+static int ernic_wait_cq_sq(struct ernic_qp *qp)
+{
+	u32 v;
+	int ret = read_poll_timeout(ernic_qrd, v,
+				    v == ernic_qrd(qp->dev, qp->qpn,
+						   ERNIC_SQPI),
+				    ERNIC_POLL_US, ERNIC_POLL_TIMEOUT_US,
+				    false, qp->dev, qp->qpn, ERNIC_CQHEAD);
+
+	if (ret)
+		ibdev_warn(&qp->dev->ibdev, "QP%u: CQHEAD %#x never reached SQPI %#x\n",
+			   qp->qpn, v, ernic_qrd(qp->dev, qp->qpn, ERNIC_SQPI));
+	return ret;
+}
+
+/*
+ * PG332 ch.6 "QP Fatal Recovery", steps to clear traffic (2-7): stop
+ * ringing SQPIi, set "QP under recovery", wait for the SQ and the
+ * outstanding queue to empty, for CQHEADi to reach SQPIi and for the
+ * transmit engine to be idle, then disable the QP. Used for every QP that
+ * has been enabled: for a healthy QP this is the deletion procedure's
+ * draining, with the outstanding WQEs completing with ERRFLAG.
+ */
+static void ernic_qp_clear_traffic(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+	u32 qpconf = ernic_qrd(dev, qp->qpn, ERNIC_QPCONF);
+
+	qp->sq_held = true;
+	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF,
+		  qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+	ernic_wait(qp, ERNIC_QP_OFFSET(qp->qpn) + ERNIC_STATQP,
+		   ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
+		   ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
+		   "SQ and outstanding queue empty");
+	ernic_wait_cq_sq(qp);
+	ernic_wait(qp, ERNIC_RESPHNDSTS, ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+		   ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, "RESPHNDSTS[16]");
+	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF,
+		  (qpconf & ~ERNIC_QPCONF_QP_EN) | ERNIC_QPCONF_UNDER_RECOVERY);
+}
+
+/*
+ * PG332 ch.6 re-initialisation steps 8-11 (and the deletion procedure's
+ * zeroing): under the software override, every queue pointer and PSN of
+ * the QP goes back to 0. Then one more write under the override: the RQ
+ * producer index is put one short of a full ring, so that the device owns
+ * no RQ buffer until a receive WR grants one through RQCIi (docs/driver.md,
+ * "Receive WRs"). The rest of re-initialisation is modify_qp's
+ * INIT/RTR/RTS programming.
+ */
+static void ernic_qp_zero(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+	u32 q = qp->qpn;
+	u32 adconf;
+
+	mutex_lock(&dev->swo_mutex);
+	adconf = ernic_rd(dev, ERNIC_XRNICADCONF);
+	ernic_wr(dev, ERNIC_XRNICADCONF, adconf | ERNIC_XRNICADCONF_SWO);
+	ernic_qwr(dev, q, ERNIC_STATRQPIDB, 0);
+	ernic_qwr(dev, q, ERNIC_STATRQBUFCA, 0);
+	ernic_qwr(dev, q, ERNIC_STATRQBUFCAMSB, 0);
+	ernic_qwr(dev, q, ERNIC_RQCI, 0);
+	ernic_qwr(dev, q, ERNIC_STATCURSQPTR, 0);
+	ernic_qwr(dev, q, ERNIC_SQPI, 0);
+	if (q != ERNIC_QP_GSI) {
+		ernic_qwr(dev, q, ERNIC_SQPSN, 0);
+		ernic_qwr(dev, q, ERNIC_LSTRQREQ, 0);
+		ernic_qwr(dev, q, ERNIC_STATMSN, 0);
+	}
+	ernic_qwr(dev, q, ERNIC_CQHEAD, 0);
+	ernic_wait(qp, ERNIC_QP_OFFSET(q) + ERNIC_CQHEAD, 0xffff, 0,
+		   "CQHEAD == 0");
+	ernic_qwr(dev, q, ERNIC_STATRQPIDB, qp->rq_depth - 1);
+	ernic_wr(dev, ERNIC_XRNICADCONF, adconf & ~ERNIC_XRNICADCONF_SWO);
+	mutex_unlock(&dev->swo_mutex);
+
+	dev->db[ERNIC_DB_CQ(q)] = 0;
+	dev->db[ERNIC_DB_RQ(q)] = cpu_to_le32(qp->rq_depth - 1);
+	qp->sq_pi = 0;
+	qp->sq_ci = 0;
+	qp->rq_seen = qp->rq_depth - 1;
+	qp->rq_ci = 0;
+	qp->rwqe_pi = 0;
+	qp->rwqe_ci = 0;
+	qp->gsi_psn = 0;
+	qp->sq_held = false;
+	qp->fatal_code = 0;
+	qp->nak_synd = 0;
+	qp->err_status = -1;
+}
+
+/* Back to Reset from any state: a disabled QP with zeroed pointers. */
+static void ernic_qp_to_reset(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+	unsigned long flags;
+
+	if (ernic_qrd(dev, qp->qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN ||
+	    ernic_qrd(dev, qp->qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL)
+		ernic_qp_clear_traffic(qp);
+	/* Re-init steps 8: the engine is idle and every WQE completed. */
+	ernic_wait_cq_sq(qp);
+	ernic_wait(qp, ERNIC_RESPHNDSTS, ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+		   ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, "RESPHNDSTS[16]");
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->state = IB_QPS_RESET;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	ernic_qp_zero(qp);
+	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF, 0);
+}
+
+static void ernic_qp_flush_work(struct work_struct *w)
+{
+	struct ernic_qp *qp = container_of(w, struct ernic_qp, flush_work);
+
+	ernic_cq_notify(qp->scq);
+	ernic_cq_notify(qp->rcq);
+}
+
+static void ernic_qp_fatal_work(struct work_struct *w)
+{
+	struct ernic_qp *qp = container_of(w, struct ernic_qp, fatal_work);
+	struct ib_event ev = {
+		.device = &qp->dev->ibdev,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	ibdev_warn(&qp->dev->ibdev, "QP%u FATAL, code 0x%02x, NAK syndrome 0x%02x\n",
+		   qp->qpn, qp->fatal_code, qp->nak_synd);
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	ernic_cq_notify(qp->scq);
+	ernic_cq_notify(qp->rcq);
+}
+
+/*
+ * The completion status of the WQE that a FATAL code names (PG332 Table
+ * 2-4). Codes raised by the requester side end the oldest WQE with an
+ * IBTA status; responder-side codes (a bad incoming request) flush.
+ */
+static int ernic_fatal_wc_status(u8 code, u8 nak)
+{
+	switch (code) {
+	case ERNIC_FATAL_RESPONSE_HANDLER:	/* retry count spent */
+		return IB_WC_RETRY_EXC_ERR;
+	case ERNIC_FATAL_RNR_COUNTER:
+	case ERNIC_FATAL_RNR_DOWN_COUNTER:
+		return IB_WC_RNR_RETRY_EXC_ERR;
+	case ERNIC_FATAL_NAK_RECEIVED:
+		/* STATQPi[22:16]: the AETH syndrome of the NAK (IBTA 9.7.5). */
+		if (nak == 0x61)
+			return IB_WC_REM_INV_REQ_ERR;
+		if (nak == 0x62)
+			return IB_WC_REM_ACCESS_ERR;
+		return IB_WC_REM_OP_ERR;
+	case ERNIC_FATAL_WQE_PROCESSOR:
+		return IB_WC_LOC_QP_OP_ERR;
+	case ERNIC_FATAL_ACK_OPCODE:
+	case ERNIC_FATAL_AETH:
+	case ERNIC_FATAL_READ_RESP_ONLY_LEN:
+	case ERNIC_FATAL_BAD_RESPONSE:
+	case ERNIC_FATAL_READ_RESP_LAST_ONLY:
+	case ERNIC_FATAL_READ_RESP_MID_LEN:
+	case ERNIC_FATAL_READ_RESP_LAST:
+		return IB_WC_BAD_RESP_ERR;
+	default:
+		return -1;
+	}
+}
+
+static void ernic_qp_fatal(struct ernic_qp *qp, u8 code)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
+	    qp->fatal_code) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return;
+	}
+	qp->fatal_code = code;
+	qp->nak_synd = (ernic_qrd(qp->dev, qp->qpn, ERNIC_STATQP) &
+			ERNIC_STATQP_NAK_SYND_MASK) >> ERNIC_STATQP_NAK_SYND_SHIFT;
+	qp->err_status = ernic_fatal_wc_status(code, qp->nak_synd);
+	qp->state = IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	queue_work(system_wq, &qp->fatal_work);
+}
+
+/*
+ * New entries of the incoming packet error status queue (PG332 p.17,
+ * Fig. 2-3): [15:0] FATAL code, [31:16] QP. Called from the interrupt
+ * handler and from poll_cq when it meets an ERRFLAG CQE first.
+ */
+void ernic_fatalq_process(struct ernic_dev *dev)
+{
+	unsigned long flags;
+	u32 wptr, n;
+
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	wptr = ernic_rd(dev, ERNIC_IPKTERRQWPTR) % ERNIC_FATALQ_ENTRIES;
+	for (n = 0; dev->fatalq_ci != wptr && n < ERNIC_FATALQ_ENTRIES; n++) {
+		u32 e = le32_to_cpu(((__le32 *)dev->fatalq)[dev->fatalq_ci * 2]);
+		u32 qpn = e >> ERNIC_IPKTERRQ_QPID_SHIFT;
+
+		dev->fatalq_ci = (dev->fatalq_ci + 1) % ERNIC_FATALQ_ENTRIES;
+		if (qpn && qpn <= dev->num_qp && dev->qps[qpn])
+			ernic_qp_fatal(dev->qps[qpn],
+				       e & ERNIC_IPKTERRQ_CODE_MASK);
+		else
+			dev_warn(&dev->pdev->dev, "FATAL 0x%02x for unknown QP%u\n",
+				 e & ERNIC_IPKTERRQ_CODE_MASK, qpn);
+	}
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+}
+
+static int ernic_qp_alloc_queues(struct ernic_qp *qp)
+{
+	struct device *d = &qp->dev->pdev->dev;
+
+	qp->sq = dma_alloc_coherent(d, qp->sq_depth * ERNIC_WQE_SIZE,
+				    &qp->sq_dma, GFP_KERNEL);
+	qp->cqe = dma_alloc_coherent(d, qp->sq_depth * ERNIC_CQE_SIZE,
+				     &qp->cqe_dma, GFP_KERNEL);
+	/* One contiguous ring: RQBAi + slot x buffer size (PG332 p.60). */
+	qp->rq = dma_alloc_coherent(d, (size_t)qp->rq_depth * qp->rq_elem,
+				    &qp->rq_dma, GFP_KERNEL | __GFP_NOWARN);
+	if (!qp->rq)
+		ibdev_err(&qp->dev->ibdev, "QP%u: no contiguous RQ of %u x %u bytes\n",
+			  qp->qpn, qp->rq_depth, qp->rq_elem);
+	qp->swqe = kcalloc(qp->sq_depth, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->rwqe = kcalloc(qp->rq_depth, sizeof(*qp->rwqe), GFP_KERNEL);
+	if (qp->qpn == ERNIC_QP_GSI)
+		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
+						ERNIC_GSI_FRAME_SIZE,
+						&qp->frames_dma, GFP_KERNEL);
+	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
+	    (qp->qpn == ERNIC_QP_GSI && !qp->frames))
+		return -ENOMEM;
+	return 0;
+}
+
+static void ernic_qp_free_queues(struct ernic_qp *qp)
+{
+	struct device *d = &qp->dev->pdev->dev;
+
+	if (qp->sq)
+		dma_free_coherent(d, qp->sq_depth * ERNIC_WQE_SIZE, qp->sq,
+				  qp->sq_dma);
+	if (qp->cqe)
+		dma_free_coherent(d, qp->sq_depth * ERNIC_CQE_SIZE, qp->cqe,
+				  qp->cqe_dma);
+	if (qp->rq)
+		dma_free_coherent(d, (size_t)qp->rq_depth * qp->rq_elem,
+				  qp->rq, qp->rq_dma);
+	if (qp->frames)
+		dma_free_coherent(d, qp->sq_depth * ERNIC_GSI_FRAME_SIZE,
+				  qp->frames, qp->frames_dma);
+	kfree(qp->swqe);
+	kfree(qp->rwqe);
+}
+
+/* PG332 ch.6 "QP configuration": queue addresses, depths, doorbells, PD. */
+static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
+{
+	struct ernic_dev *dev = qp->dev;
+	u32 q = qp->qpn;
+
+	ernic_qwr(dev, q, ERNIC_QPCONF, 0);
+	ernic_qwr64(dev, q, ERNIC_SQBA, ERNIC_SQBAMSB, qp->sq_dma);
+	ernic_qwr64(dev, q, ERNIC_CQBA, ERNIC_CQBAMSB, qp->cqe_dma);
+	ernic_qwr64(dev, q, ERNIC_RQBA, ERNIC_RQBAMSB, qp->rq_dma);
+	ernic_qwr64(dev, q, ERNIC_CQDBADD, ERNIC_CQDBADDMSB,
+		    dev->db_dma + 4 * ERNIC_DB_CQ(q));
+	ernic_qwr64(dev, q, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
+		    dev->db_dma + 4 * ERNIC_DB_RQ(q));
+	ernic_qwr(dev, q, ERNIC_QDEPTH, qp->rq_depth << ERNIC_QDEPTH_RQ_SHIFT |
+		  qp->sq_depth);
+	if (q != ERNIC_QP_GSI)
+		ernic_qwr(dev, q, ERNIC_PD, pdn);
+}
+
+int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibqp->device);
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ib_qp_cap *cap = &init->cap;
+	bool gsi = init->qp_type == IB_QPT_GSI;
+	unsigned long flags;
+	u32 qpn;
+	int ret;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	if ((init->qp_type != IB_QPT_RC && !gsi) || init->srq ||
+	    init->create_flags)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || cap->max_send_wr > ERNIC_MAX_QP_WR ||
+	    !cap->max_recv_wr || cap->max_recv_wr > ERNIC_MAX_QP_WR ||
+	    cap->max_send_sge > (gsi ? ERNIC_GSI_SEND_SGE : 1) ||
+	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||
+	    cap->max_inline_data > ERNIC_WQE_SDATA_MAX) {
+		ibdev_dbg(&dev->ibdev, "QP capabilities beyond the device's\n");
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	if (gsi) {
+		qpn = test_bit(ERNIC_QP_GSI, dev->qp_map) ? dev->num_qp + 1 :
+							     ERNIC_QP_GSI;
+	} else {
+		qpn = find_next_zero_bit(dev->qp_map, dev->num_qp + 1, 2);
+	}
+	if (qpn <= dev->num_qp)
+		__set_bit(qpn, dev->qp_map);
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+	if (qpn > dev->num_qp)
+		return -ENOMEM;
+
+	qp->dev = dev;
+	qp->qpn = qpn;
+	ibqp->qp_num = qpn;
+	mutex_init(&qp->mutex);
+	spin_lock_init(&qp->lock);
+	INIT_WORK(&qp->fatal_work, ernic_qp_fatal_work);
+	INIT_WORK(&qp->flush_work, ernic_qp_flush_work);
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	/* Queue depths are powers of two; a ring holds depth - 1 entries. */
+	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr + 1, 4u));
+	qp->rq_depth = roundup_pow_of_two(max(cap->max_recv_wr + 1, 4u));
+	qp->rq_elem = gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
+	qp->err_status = -1;
+	ret = ernic_qp_alloc_queues(qp);
+	if (ret)
+		goto err;
+
+	ernic_qp_program_queues(qp, to_epd(ibqp->pd)->pdn);
+	ernic_qp_zero(qp);
+	qp->attr.path_mtu = IB_MTU_1024;
+	qp->qpconf = ernic_qpconf_base(qp, gsi ? IB_MTU_4096 : IB_MTU_1024);
+
+	qp->scq = to_ecq(init->send_cq);
+	qp->rcq = to_ecq(init->recv_cq);
+	spin_lock_irqsave(&qp->scq->lock, flags);
+	list_add_tail(&qp->scq_node, &qp->scq->sq_qps);
+	spin_unlock_irqrestore(&qp->scq->lock, flags);
+	spin_lock_irqsave(&qp->rcq->lock, flags);
+	list_add_tail(&qp->rcq_node, &qp->rcq->rq_qps);
+	spin_unlock_irqrestore(&qp->rcq->lock, flags);
+
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	dev->qps[qpn] = qp;
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+
+	cap->max_send_wr = qp->sq_depth - 1;
+	cap->max_recv_wr = qp->rq_depth - 1;
+	cap->max_inline_data = gsi ? 0 : ERNIC_WQE_SDATA_MAX;
+	return 0;
+
+err:
+	ernic_qp_free_queues(qp);
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	__clear_bit(qpn, dev->qp_map);
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+	return ret;
+}
+
+int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ernic_dev *dev = qp->dev;
+	unsigned long flags;
+
+	mutex_lock(&qp->mutex);
+	ernic_qp_to_reset(qp);
+	mutex_unlock(&qp->mutex);
+
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	dev->qps[qp->qpn] = NULL;
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+	synchronize_irq(pci_irq_vector(dev->pdev, ERNIC_MSIX_VEC_ERNIC));
+	cancel_work_sync(&qp->fatal_work);
+	cancel_work_sync(&qp->flush_work);
+
+	spin_lock_irqsave(&qp->scq->lock, flags);
+	list_del(&qp->scq_node);
+	spin_unlock_irqrestore(&qp->scq->lock, flags);
+	spin_lock_irqsave(&qp->rcq->lock, flags);
+	list_del(&qp->rcq_node);
+	spin_unlock_irqrestore(&qp->rcq->lock, flags);
+
+	ernic_qp_free_queues(qp);
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	__clear_bit(qp->qpn, dev->qp_map);
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+	return 0;
+}
+
+/* The device's limits on modify_qp attributes, beyond IBTA's tables. */
+static int ernic_check_attr(struct ernic_qp *qp, struct ib_qp_attr *a,
+			    int mask, struct ernic_av *av)
+{
+	struct ernic_dev *dev = qp->dev;
+
+	if ((mask & IB_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && a->pkey_index)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > ERNIC_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > ERNIC_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	/* No alternate path: ERNIC has one path per QP. */
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE))
+		return -EINVAL;
+	if ((mask & IB_QP_AV) && ernic_av_from_attr(dev, &a->ah_attr, av))
+		return -EINVAL;
+	return 0;
+}
+
+static void ernic_save_attr(struct ernic_qp *qp, struct ib_qp_attr *a,
+			    int mask)
+{
+	struct ib_qp_attr *s = &qp->attr;
+
+	if (mask & IB_QP_PKEY_INDEX)
+		s->pkey_index = a->pkey_index;
+	if (mask & IB_QP_PORT)
+		s->port_num = a->port_num;
+	if (mask & IB_QP_QKEY)
+		s->qkey = a->qkey;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		s->qp_access_flags = a->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		s->path_mtu = a->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		s->dest_qp_num = a->dest_qp_num;
+	if (mask & IB_QP_RQ_PSN)
+		s->rq_psn = a->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		s->sq_psn = a->sq_psn & 0xffffff;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		s->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		s->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		s->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		s->timeout = a->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		s->retry_cnt = a->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		s->rnr_retry = a->rnr_retry;
+}
+
+/* TIMEOUTCONFi (PG332 p.45) from the IBTA timeout, retry and RNR values. */
+static void ernic_program_timeouts(struct ernic_qp *qp)
+{
+	struct ib_qp_attr *s = &qp->attr;
+
+	ernic_qwr(qp->dev, qp->qpn, ERNIC_TIMEOUTCONF,
+		  s->timeout | (u32)s->retry_cnt << ERNIC_TIMEOUTCONF_RETRY_SHIFT |
+		  (u32)s->rnr_retry << ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT |
+		  (u32)s->min_rnr_timer << ERNIC_TIMEOUTCONF_RNRTIMER_SHIFT);
+}
+
+/*
+ * INIT -> RTR: the path and the receive side (PG332 ch.6 "QP
+ * configuration", and the re-init steps 7-12 of fatal recovery), then the
+ * QP is enabled: it receives and acknowledges from here on.
+ */
+static void ernic_qp_to_rtr(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+	struct ernic_av *av = &qp->av;
+	u32 q = qp->qpn;
+	int i;
+
+	qp->qpconf = ernic_qpconf_base(qp, q == ERNIC_QP_GSI ? IB_MTU_4096 :
+				       qp->attr.path_mtu);
+	if (q != ERNIC_QP_GSI) {
+		ernic_qwr(dev, q, ERNIC_MACDESADDLSB,
+			  get_unaligned_be32(av->dmac + 2));
+		ernic_qwr(dev, q, ERNIC_MACDESADDMSB,
+			  get_unaligned_be16(av->dmac));
+		if (av->ipv6) {
+			for (i = 0; i < 4; i++)
+				ernic_qwr(dev, q, ERNIC_IPDESADDR4 - 4 * i,
+					  get_unaligned_be32(av->dip + 4 * i));
+		} else {
+			ernic_qwr(dev, q, ERNIC_IPDESADDR1,
+				  get_unaligned_be32(av->dip + 12));
+		}
+		ernic_qwr(dev, q, ERNIC_DESTQPCONF, qp->attr.dest_qp_num);
+		/* The last request "received" is the one before rq_psn. */
+		ernic_qwr(dev, q, ERNIC_LSTRQREQ,
+			  ((qp->attr.rq_psn - 1) & ERNIC_LSTRQREQ_PSN_MASK) |
+			  0x04u << ERNIC_LSTRQREQ_OPCODE_SHIFT);
+		ernic_qwr(dev, q, ERNIC_QPADVCONF,
+			  IB_DEFAULT_PKEY_FULL << ERNIC_QPADVCONF_PKEY_SHIFT |
+			  (u32)(av->hop_limit ? av->hop_limit : 64) <<
+			  ERNIC_QPADVCONF_TTL_SHIFT |
+			  (av->tclass >> 2 & ERNIC_QPADVCONF_TC_MASK));
+		ernic_program_timeouts(qp);
+	}
+	ernic_qwr(dev, q, ERNIC_QPCONF, qp->qpconf | ERNIC_QPCONF_QP_EN);
+}
+
+/* RTR -> RTS: the send side: SQPSNi, the retry and RNR counts. */
+static void ernic_qp_to_rts(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+	struct ib_qp_attr *s = &qp->attr;
+
+	if (qp->qpn == ERNIC_QP_GSI)
+		return;
+	ernic_qwr(dev, qp->qpn, ERNIC_SQPSN, s->sq_psn);
+	ernic_program_timeouts(qp);
+	/* Re-init step 9: the counts the engine counts down from. */
+	ernic_qwr(dev, qp->qpn, ERNIC_STATQP,
+		  (u32)s->retry_cnt << ERNIC_STATQP_RETRY_CNT_SHIFT |
+		  (u32)s->rnr_retry << ERNIC_STATQP_RNR_CNT_SHIFT);
+}
+
+/*
+ * To Error by software: "QP under recovery" with the QP enabled makes the
+ * device complete every WQE with ERRFLAG, now and for any posted later,
+ * and drop what it receives (docs/qp-states.md). Receive WRs are flushed
+ * by poll_cq.
+ */
+static void ernic_qp_to_err(struct ernic_qp *qp)
+{
+	ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF, qp->qpconf |
+		  ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_UNDER_RECOVERY);
+	queue_work(system_wq, &qp->flush_work);
+}
+
+int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	enum ib_qp_state cur, new;
+	struct ernic_av av;
+	unsigned long flags;
+	int ret = 0;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EOPNOTSUPP;
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	/* IBTA 11.2.1.2: the current state given must be the real one. */
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask)) {
+		ibdev_dbg(ibqp->device, "QP%u: %d -> %d with mask %#x refused\n",
+			  qp->qpn, cur, new, mask);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = ernic_check_attr(qp, attr, mask, &av);
+	if (ret) {
+		ibdev_dbg(ibqp->device, "QP%u: attributes beyond the device refused (mask %#x)\n",
+			  qp->qpn, mask);
+		goto out;
+	}
+	ernic_save_attr(qp, attr, mask);
+	if (mask & IB_QP_AV)
+		qp->av = av;
+
+	switch (new) {
+	case IB_QPS_RESET:
+		if (cur != IB_QPS_RESET)
+			ernic_qp_to_reset(qp);
+		break;
+	case IB_QPS_INIT:
+		qp->qpconf = ernic_qpconf_base(qp, qp->attr.path_mtu);
+		ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF, qp->qpconf);
+		break;
+	case IB_QPS_RTR:
+		if (cur == IB_QPS_INIT)
+			ernic_qp_to_rtr(qp);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			ernic_qp_to_rts(qp);
+		else if (mask & (IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				 IB_QP_RNR_RETRY | IB_QP_MIN_RNR_TIMER) &&
+			 qp->qpn != ERNIC_QP_GSI)
+			ernic_program_timeouts(qp);
+		break;
+	case IB_QPS_ERR:
+		if (cur != IB_QPS_ERR)
+			ernic_qp_to_err(qp);
+		break;
+	default:
+		break;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	/* A FATAL during the modify leaves the QP in Error. */
+	if (new == IB_QPS_RESET || !qp->fatal_code)
+		qp->state = new;
+	/* SQD holds new WQEs in the SQ; back in RTS they are rung. */
+	if (new == IB_QPS_SQD)
+		qp->sq_held = true;
+	if (new == IB_QPS_RTS && qp->sq_held) {
+		qp->sq_held = false;
+		ernic_ring_sq(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+out:
+	mutex_unlock(&qp->mutex);
+	return ret;
+}
+
+int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+
+	mutex_lock(&qp->mutex);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->sq_draining = 0;
+	attr->cap.max_send_wr = qp->sq_depth - 1;
+	attr->cap.max_recv_wr = qp->rq_depth - 1;
+	attr->cap.max_send_sge = qp->qpn == ERNIC_QP_GSI ? ERNIC_GSI_SEND_SGE : 1;
+	attr->cap.max_recv_sge = ERNIC_MAX_RECV_SGE;
+	attr->cap.max_inline_data = qp->qpn == ERNIC_QP_GSI ? 0 :
+				    ERNIC_WQE_SDATA_MAX;
+	memset(&attr->ah_attr, 0, sizeof(attr->ah_attr));
+	if (qp->qpn != ERNIC_QP_GSI && qp->state != IB_QPS_RESET &&
+	    qp->state != IB_QPS_INIT) {
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		rdma_ah_set_grh(&attr->ah_attr, (union ib_gid *)qp->av.dip,
+				qp->av.flow_label, 0, qp->av.hop_limit,
+				qp->av.tclass);
+		memcpy(attr->ah_attr.roce.dmac, qp->av.dmac, ETH_ALEN);
+	}
+	memset(init, 0, sizeof(*init));
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	mutex_unlock(&qp->mutex);
+	return 0;
+}

@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC work requests: SQ WQEs (PG332 Table 2-1), QP1 frames, receive
+ * WRs, and the harvesting of CQHEADi and the RQ producer index into work
+ * completions.
+ *
+ * Receive WRs are a driver-side FIFO. ERNIC writes SEND payloads into its
+ * own RQ ring (PG332 p.18); each RQ buffer is granted to the device only
+ * when a receive WR is posted (RQCIi), so a SEND that finds no receive WR
+ * gets an RNR NAK, as IBTA requires. When the device fills a buffer the
+ * driver copies it into the oldest receive WR's SGEs. docs/driver.md has
+ * the details and the limits (the receive length is the buffer's).
+ */
+
+#include <linux/dma-direct.h>
+#include <linux/etherdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/checksum.h>
+#include <rdma/ib_mad.h>
+
+#include "ernic.h"
+
+#define ERNIC_BTH_LEN		12
+#define ERNIC_DETH_LEN		8
+#define ERNIC_ROCE_PORT		4791
+#define IB_OPC_UD_SEND_ONLY	0x64
+
+/*
+ * The CPU address of a bus address. The probe has checked that DMA is
+ * direct (no IOMMU translation), so bus addresses are physical ones.
+ */
+void *ernic_dma_to_virt(struct ernic_dev *dev, u64 addr)
+{
+	phys_addr_t pa = dma_to_phys(&dev->pdev->dev, addr);
+
+	if (!pfn_valid(PHYS_PFN(pa)))
+		return NULL;
+	return phys_to_virt(pa);
+}
+
+static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
+				const struct ib_sge *sg, int n, bool inl,
+				u32 max)
+{
+	u32 off = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		void *src = inl ? (void *)(uintptr_t)sg[i].addr :
+				  ernic_dma_to_virt(dev, sg[i].addr);
+
+		if (sg[i].length > max - off || !src)
+			return -EINVAL;
+		memcpy(dst + off, src, sg[i].length);
+		off += sg[i].length;
+	}
+	return off;
+}
+
+static u32 ernic_sge_total(const struct ib_sge *sg, int n)
+{
+	u32 t = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		t += sg[i].length;
+	return t;
+}
+
+/* Ring SQPIi unless the QP is in SQD (IBTA: no new WRs are started). */
+void ernic_ring_sq(struct ernic_qp *qp)
+{
+	if (qp->sq_held || qp->state == IB_QPS_RESET ||
+	    qp->state == IB_QPS_INIT || qp->state == IB_QPS_RTR)
+		return;
+	/* WQEs are visible before the doorbell (PG332 p.60). */
+	wmb();
+	ernic_qwr(qp->dev, qp->qpn, ERNIC_SQPI, qp->sq_pi);
+}
+
+static int ernic_build_rc_wqe(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			      u8 *w, struct ernic_swqe *s)
+{
+	const struct ib_rdma_wr *rw = rdma_wr(wr);
+	u32 len = wr->num_sge ? wr->sg_list[0].length : 0;
+	bool send = false, remote = false;
+	u32 rtag = 0;
+	u8 op;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+		op = ERNIC_OP_WRITE;
+		s->opcode = IB_WC_RDMA_WRITE;
+		remote = true;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		op = ERNIC_OP_WRITE_IMM;
+		s->opcode = IB_WC_RDMA_WRITE;
+		remote = true;
+		break;
+	case IB_WR_SEND:
+		op = ERNIC_OP_SEND;
+		s->opcode = IB_WC_SEND;
+		send = true;
+		break;
+	case IB_WR_SEND_WITH_IMM:
+		op = ERNIC_OP_SEND_IMM;
+		s->opcode = IB_WC_SEND;
+		send = true;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		op = ERNIC_OP_SEND_INV;
+		s->opcode = IB_WC_SEND;
+		send = true;
+		rtag = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_READ:
+		op = ERNIC_OP_READ;
+		s->opcode = IB_WC_RDMA_READ;
+		remote = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* PG332 Table 2-1: one local buffer; p.10: at most 8 MiB. */
+	if (wr->num_sge > 1 || len > ERNIC_MAX_MSG_SIZE)
+		return -EINVAL;
+	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
+	if (send && !len)
+		return -EINVAL;
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    (!send || len > ERNIC_WQE_SDATA_MAX))
+		return -EINVAL;
+
+	memset(w, 0, ERNIC_WQE_SIZE);
+	put_unaligned_le64(len ? wr->sg_list[0].addr : 0, w + ERNIC_WQE_LADDR);
+	put_unaligned_le32(len, w + ERNIC_WQE_LENGTH);
+	w[ERNIC_WQE_OPCODE] = op;
+	if (remote) {
+		put_unaligned_le64(rw->remote_addr, w + ERNIC_WQE_ROFFSET);
+		rtag = rw->rkey;
+	}
+	put_unaligned_le32(rtag, w + ERNIC_WQE_RTAG);
+	/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
+	if (send && len <= ERNIC_WQE_SDATA_MAX &&
+	    ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA, wr->sg_list, 1,
+				 wr->send_flags & IB_SEND_INLINE,
+				 ERNIC_WQE_SDATA_MAX) < 0)
+		return -EINVAL;
+	if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_SEND_WITH_IMM)
+		put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
+				   w + ERNIC_WQE_IMMDT);
+	s->byte_len = len;
+	return 0;
+}
+
+/*
+ * QP1: software builds the whole frame, Ethernet to the end of the MAD,
+ * and posts it as a SEND; ERNIC appends the ICRC (PG332 ch.6, "QP1").
+ */
+static int ernic_build_gsi_frame(struct ernic_qp *qp,
+				 const struct ib_send_wr *wr, u8 *w,
+				 struct ernic_swqe *s, u32 slot)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	struct ernic_dev *dev = qp->dev;
+	struct ernic_av *av;
+	u8 *f = qp->frames + slot * ERNIC_GSI_FRAME_SIZE;
+	u32 iphl, l4, pay, flen, qkey;
+	u8 *p;
+	int n;
+
+	if (wr->opcode != IB_WR_SEND || !ud->ah ||
+	    wr->num_sge > ERNIC_GSI_SEND_SGE)
+		return -EINVAL;
+	av = &container_of(ud->ah, struct ernic_ah, ibah)->av;
+	iphl = av->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
+	l4 = ETH_HLEN + iphl;
+	n = ernic_copy_from_sges(dev, f + l4 + 8 + ERNIC_BTH_LEN +
+				 ERNIC_DETH_LEN, wr->sg_list, wr->num_sge,
+				 false, ERNIC_GSI_FRAME_SIZE - l4 - 8 -
+				 ERNIC_BTH_LEN - ERNIC_DETH_LEN);
+	if (n < 0 || n % 4)
+		return -EINVAL;
+	pay = 8 + ERNIC_BTH_LEN + ERNIC_DETH_LEN + n + ERNIC_ICRC_LEN;
+	flen = l4 + pay - ERNIC_ICRC_LEN;
+
+	ether_addr_copy(f, av->dmac);
+	ether_addr_copy(f + ETH_ALEN, dev->netdev->dev_addr);
+	if (av->ipv6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)(f + ETH_HLEN);
+
+		put_unaligned_be16(ETH_P_IPV6, f + 12);
+		put_unaligned_be32(6u << 28 | (u32)av->tclass << 20 |
+				   (av->flow_label & 0xfffff), ip6);
+		ip6->payload_len = htons(pay);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sip, 16);
+		memcpy(&ip6->daddr, av->dip, 16);
+	} else {
+		struct iphdr *ip = (struct iphdr *)(f + ETH_HLEN);
+
+		put_unaligned_be16(ETH_P_IP, f + 12);
+		memset(ip, 0, sizeof(*ip));
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->tclass;
+		ip->tot_len = htons(iphl + pay);
+		/* ERNIC drops IPv4 without DF (PG332 Table 2-3 bit 5). */
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, av->sip + 12, 4);
+		memcpy(&ip->daddr, av->dip + 12, 4);
+		ip->check = ip_fast_csum(ip, ip->ihl);
+	}
+	p = f + l4;
+	put_unaligned_be16(rdma_get_udp_sport(av->flow_label, qp->qpn,
+					      ud->remote_qpn), p);
+	put_unaligned_be16(ERNIC_ROCE_PORT, p + 2);
+	put_unaligned_be16(pay, p + 4);
+	put_unaligned_be16(0, p + 6);
+	p += 8;
+	/* BTH: UD SEND ONLY, P_Key, destination QP, PSN. */
+	memset(p, 0, ERNIC_BTH_LEN + ERNIC_DETH_LEN);
+	p[0] = IB_OPC_UD_SEND_ONLY;
+	put_unaligned_be16(IB_DEFAULT_PKEY_FULL, p + 2);
+	put_unaligned_be32(ud->remote_qpn & 0xffffff, p + 4);
+	put_unaligned_be32(qp->gsi_psn++ & 0xffffff, p + 8);
+	p += ERNIC_BTH_LEN;
+	/* DETH: a Q_Key with the high bit set means the QP's own (IBTA). */
+	qkey = ud->remote_qkey & 0x80000000 ? qp->attr.qkey : ud->remote_qkey;
+	put_unaligned_be32(qkey, p);
+	put_unaligned_be32(qp->qpn, p + 4);
+
+	memset(w, 0, ERNIC_WQE_SIZE);
+	put_unaligned_le64(qp->frames_dma + slot * ERNIC_GSI_FRAME_SIZE,
+			   w + ERNIC_WQE_LADDR);
+	put_unaligned_le32(flen, w + ERNIC_WQE_LENGTH);
+	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+	s->opcode = IB_WC_SEND;
+	s->byte_len = n;
+	return 0;
+}
+
+int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	/* IBTA 10.8.2: posting to the SQ before RTS is an immediate error. */
+	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
+	    qp->state != IB_QPS_SQE && qp->state != IB_QPS_ERR) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		u32 slot = qp->sq_pi;
+		u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
+		struct ernic_swqe *s = &qp->swqe[slot];
+
+		if ((slot + 1) % qp->sq_depth == qp->sq_ci) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (qp->qpn == ERNIC_QP_GSI)
+			ret = ernic_build_gsi_frame(qp, wr, w, s, slot);
+		else
+			ret = ernic_build_rc_wqe(qp, wr, w, s);
+		if (ret)
+			break;
+		put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
+		s->wr_id = wr->wr_id;
+		s->signaled = (wr->send_flags & IB_SEND_SIGNALED) ||
+			      qp->sq_sig_all;
+		qp->sq_pi = (slot + 1) % qp->sq_depth;
+	}
+	ernic_ring_sq(qp);
+out:
+	if (ret)
+		*bad_wr = wr;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
+}
+
+/* Grant the device one more RQ buffer (RQCIi, PG332 p.43). */
+static void ernic_rq_grant(struct ernic_qp *qp)
+{
+	qp->rq_ci = (qp->rq_ci + 1) % qp->rq_depth;
+	ernic_qwr(qp->dev, qp->qpn, ERNIC_RQCI, qp->rq_ci);
+}
+
+int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RESET) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		struct ernic_rwqe *r;
+
+		if (wr->num_sge > ERNIC_MAX_RECV_SGE) {
+			ret = -EINVAL;
+			break;
+		}
+		if (qp->rwqe_pi - qp->rwqe_ci >= qp->rq_depth - 1) {
+			ret = -ENOMEM;
+			break;
+		}
+		r = &qp->rwqe[qp->rwqe_pi % qp->rq_depth];
+		r->wr_id = wr->wr_id;
+		r->num_sge = wr->num_sge;
+		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
+		qp->rwqe_pi++;
+		if (qp->state != IB_QPS_ERR)
+			ernic_rq_grant(qp);
+	}
+	/* In Error the WR is flushed at once: nothing else would say so. */
+	if (qp->state == IB_QPS_ERR)
+		queue_work(system_wq, &qp->flush_work);
+out:
+	if (ret)
+		*bad_wr = wr;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return ret;
+}
+
+/* The ib_wc_status of an ERRFLAG CQE (PG332 Table 2-2). */
+static enum ib_wc_status ernic_errflag_status(struct ernic_qp *qp)
+{
+	int st = qp->err_status;
+
+	qp->err_status = -1;
+	return st < 0 ? IB_WC_WR_FLUSH_ERR : st;
+}
+
+static bool ernic_sq_errflag_pending(struct ernic_qp *qp, u32 head)
+{
+	u32 i;
+
+	for (i = qp->sq_ci; i != head; i = (i + 1) % qp->sq_depth)
+		if (le32_to_cpu(READ_ONCE(qp->cqe[i])) &
+		    ERNIC_CQE_ERRFLAG_MASK)
+			return true;
+	return false;
+}
+
+static u32 ernic_cq_head(struct ernic_qp *qp)
+{
+	return (ernic_qrd(qp->dev, qp->qpn, ERNIC_CQHEAD) & 0xffff) %
+	       qp->sq_depth;
+}
+
+/* Send completions: CQHEADi and the CQEs (PG332 p.60, Table 2-2). */
+int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc)
+{
+	unsigned long flags;
+	int got = 0;
+	u32 head;
+
+	if (qp->state == IB_QPS_RESET)
+		return 0;
+	head = ernic_cq_head(qp);
+	if (head == qp->sq_ci)
+		return 0;
+	/*
+	 * The status queue entry is written before the ERRFLAG CQEs, so
+	 * the FATAL code that names the error is known by now (PG332 p.17).
+	 */
+	if (!READ_ONCE(qp->fatal_code) && ernic_sq_errflag_pending(qp, head))
+		ernic_fatalq_process(qp->dev);
+	rmb();
+
+	spin_lock_irqsave(&qp->lock, flags);
+	while (qp->sq_ci != head && got < n) {
+		u32 slot = qp->sq_ci;
+		u32 cqe = le32_to_cpu(qp->cqe[slot]);
+		struct ernic_swqe *s = &qp->swqe[slot];
+		bool err = cqe & ERNIC_CQE_ERRFLAG_MASK;
+
+		qp->sq_ci = (slot + 1) % qp->sq_depth;
+		if (!err && !s->signaled)
+			continue;
+		memset(&wc[got], 0, sizeof(wc[got]));
+		wc[got].wr_id = s->wr_id;
+		wc[got].opcode = s->opcode;
+		wc[got].qp = &qp->ibqp;
+		wc[got].byte_len = s->byte_len;
+		wc[got].port_num = 1;
+		wc[got].status = err ? ernic_errflag_status(qp) : IB_WC_SUCCESS;
+		got++;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return got;
+}
+
+static u32 ernic_rq_pi(struct ernic_qp *qp)
+{
+	/* PG332 p.60: software reads the RQ write pointer doorbell word. */
+	return (le32_to_cpu(READ_ONCE(qp->dev->db[ERNIC_DB_RQ(qp->qpn)])) &
+		0xffff) % qp->rq_depth;
+}
+
+static void ernic_copy_to_sges(struct ernic_dev *dev, struct ernic_rwqe *r,
+			       const void *src, u32 len, struct ib_wc *wc)
+{
+	u32 off = 0;
+	int i;
+
+	for (i = 0; i < r->num_sge && off < len; i++) {
+		u32 n = min(len - off, r->sge[i].length);
+		void *dst = ernic_dma_to_virt(dev, r->sge[i].addr);
+
+		if (!dst) {
+			wc->status = IB_WC_LOC_PROT_ERR;
+			return;
+		}
+		memcpy(dst, src + off, n);
+		off += n;
+	}
+	if (off < len)
+		wc->status = IB_WC_LOC_LEN_ERR;
+	wc->byte_len = off;
+}
+
+/*
+ * A QP1 buffer: the 40-byte IP area (an IPv6 header, or 20 zero bytes and
+ * the IPv4 header), UDP, BTH, DETH, the MAD. ib_mad wants the IP area
+ * (as its "GRH") followed by the MAD.
+ */
+static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
+			   const u8 *b, struct ib_wc *wc)
+{
+	u8 buf[ERNIC_GSI_RQ_ELEM];
+	const u8 *udp = b + ERNIC_GSI_IP_AREA;
+	u32 ulen = get_unaligned_be16(udp + 4);
+	u32 mlen;
+
+	if (ulen < ERNIC_GSI_HDRS + ERNIC_ICRC_LEN ||
+	    ERNIC_GSI_IP_AREA + ulen - ERNIC_ICRC_LEN > qp->rq_elem) {
+		wc->status = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	mlen = ulen - ERNIC_GSI_HDRS - ERNIC_ICRC_LEN;
+	memcpy(buf, b, ERNIC_GSI_IP_AREA);
+	memcpy(buf + ERNIC_GSI_IP_AREA, udp + ERNIC_GSI_HDRS, mlen);
+	ernic_copy_to_sges(qp->dev, r, buf, ERNIC_GSI_IP_AREA + mlen, wc);
+	wc->src_qp = get_unaligned_be32(udp + 8 + ERNIC_BTH_LEN + 4) & 0xffffff;
+	wc->wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	wc->network_hdr_type = (b[0] >> 4) == 6 ? RDMA_NETWORK_IPV6 :
+						    RDMA_NETWORK_IPV4;
+}
+
+/* Receive completions: the RQ producer index, copied receive buffers. */
+int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
+{
+	unsigned long flags;
+	int got = 0;
+	u32 pi;
+
+	if (qp->state == IB_QPS_RESET)
+		return 0;
+	pi = ernic_rq_pi(qp);
+	rmb();
+	spin_lock_irqsave(&qp->lock, flags);
+	while (got < n && qp->rwqe_ci != qp->rwqe_pi) {
+		struct ernic_rwqe *r = &qp->rwqe[qp->rwqe_ci % qp->rq_depth];
+		struct ib_wc *c = &wc[got];
+
+		memset(c, 0, sizeof(*c));
+		c->wr_id = r->wr_id;
+		c->qp = &qp->ibqp;
+		c->port_num = 1;
+		c->opcode = IB_WC_RECV;
+		if (qp->rq_seen != pi) {
+			const u8 *b = qp->rq + qp->rq_seen * qp->rq_elem;
+
+			c->status = IB_WC_SUCCESS;
+			if (qp->qpn == ERNIC_QP_GSI) {
+				ernic_gsi_recv(qp, r, b, c);
+			} else {
+				c->src_qp = qp->attr.dest_qp_num;
+				ernic_copy_to_sges(qp->dev, r, b,
+						   min(qp->rq_elem,
+						       ernic_sge_total(r->sge,
+								r->num_sge)),
+						   c);
+			}
+			qp->rq_seen = (qp->rq_seen + 1) % qp->rq_depth;
+		} else if (qp->state == IB_QPS_ERR) {
+			/* IBTA 10.3.1: Error flushes receive WRs. */
+			c->status = IB_WC_WR_FLUSH_ERR;
+		} else {
+			break;
+		}
+		qp->rwqe_ci++;
+		got++;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return got;
+}
+
+bool ernic_qp_has_work(struct ernic_qp *qp, bool send)
+{
+	if (qp->state == IB_QPS_RESET)
+		return false;
+	if (send)
+		return ernic_cq_head(qp) != qp->sq_ci;
+	if (qp->rwqe_ci == qp->rwqe_pi)
+		return false;
+	return qp->state == IB_QPS_ERR || ernic_rq_pi(qp) != qp->rq_seen;
+}
