@@ -664,7 +664,8 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* SQD holds new WQEs in the SQ; back in RTS they are rung. */
 	if (new == IB_QPS_SQD)
 		qp->sq_held = true;
-	if (new == IB_QPS_RTS && qp->sq_held) {
+	/* Error flushes what SQD held back (IBTA 10.3.1). */
+	if ((new == IB_QPS_RTS || new == IB_QPS_ERR) && qp->sq_held) {
 		qp->sq_held = false;
 		ernic_ring_sq(qp);
 	}

@@ -841,7 +841,7 @@ static void et_client_states(struct et_conn *c)
 	int init_mask, rtr_mask, rts_mask;
 	struct ib_recv_wr rwr = {};
 	struct ib_rdma_wr swr = { .wr.opcode = IB_WR_RDMA_WRITE };
-	struct ib_wc wc;
+	struct ib_wc wc = {};
 	struct ib_qp *qp;
 	bool posted = false;
 	int i, ret;
@@ -871,8 +871,8 @@ static void et_client_states(struct et_conn *c)
 		{ IB_QPS_ERR, 0, true },	/* SQD -> ERR */
 		{ IB_QPS_RTS, 0, false },	/* ERR -> RTS */
 		{ IB_QPS_RESET, 0, true },	/* ERR -> RESET */
-		{ IB_QPS_ERR, 0, true },	/* RESET -> ERR */
-		{ IB_QPS_RESET, 0, true },
+		{ IB_QPS_ERR, 0, false },	/* RESET -> ERR (IBTA: not) */
+		{ IB_QPS_RESET, 0, true },	/* RESET -> RESET */
 		{ IB_QPS_INIT, 0, true },
 		{ IB_QPS_ERR, 0, true },	/* INIT -> ERR */
 		{ IB_QPS_RESET, 0, true },
