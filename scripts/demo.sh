@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The project's main job (README): build everything, then boot Debian's
-# kernel under TCG with -device ernic and show the guest enumerating the
-# device by its PCI ID and using its registers.
+# The project's main job (README): build everything, then boot two guests
+# under TCG, each with -device ernic and the guest driver, joined by a
+# localhost -netdev stream, and run RDMA between them through the kernel's
+# RDMA stack (rdma_cm, data, QP states, a FATAL error and its recovery).
+# Prints a summary of what happened.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 bdir=$ERNIC_ROOT/build
 "$ERNIC_ROOT/scripts/build.sh" "$bdir"
-"$ERNIC_ROOT/scripts/guest-demo.sh" "$bdir"
+"$ERNIC_ROOT/scripts/guest-rdma-test.sh" --summary "$bdir"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Boot Debian's kernel under TCG with -device ernic and show the guest
 # enumerating the device by its PCI ID and using its registers.
-# usage: guest-demo.sh [--check] WORKDIR
+# usage: guest-enumerate-test.sh [--check] WORKDIR
 #   --check: print TAP (for `meson test`) instead of the plain transcript
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
