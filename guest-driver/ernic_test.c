@@ -185,6 +185,17 @@ static int et_post_recv(struct et_conn *c)
 	return ib_post_recv(c->qp, &wr, NULL);
 }
 
+/* A fresh QP's receive WRs: one per receive buffer. */
+static int et_post_recvs(struct et_conn *c)
+{
+	int i, ret = 0;
+
+	c->next_recv = 0;
+	for (i = 0; i < ET_RECVS && !ret; i++)
+		ret = et_post_recv(c);
+	return ret;
+}
+
 static int et_post(struct et_conn *c, enum ib_wr_opcode op, u64 laddr,
 		   u32 len, u64 raddr, u32 rkey, u64 wr_id)
 {
@@ -316,7 +327,7 @@ static int et_alloc(struct et_conn *c)
 {
 	struct ib_device *d = c->id->device;
 	struct ib_qp_init_attr qa = {};
-	int i, ret;
+	int ret;
 
 	c->buf = kmalloc(max_size, GFP_KERNEL);
 	c->rx = kmalloc_array(ET_RECVS, max_size, GFP_KERNEL);
@@ -364,15 +375,7 @@ static int et_alloc(struct et_conn *c)
 		return ret;
 	}
 	c->qp = c->id->qp;
-	c->next_recv = 0;
-	for (i = 0; i < ET_RECVS; i++) {
-		ret = et_post_recv(c);
-		if (ret) {
-			pr_info("ernic_test: post_recv: %d\n", ret);
-			return ret;
-		}
-	}
-	return 0;
+	return et_post_recvs(c);
 }
 
 static void et_hello(struct et_conn *c, struct et_msg *m)
@@ -397,6 +400,20 @@ static bool et_take_hello(struct et_conn *c, const void *pd, u8 len)
 	return true;
 }
 
+/* One transition with rdma_cm's attributes, and our own PSN. */
+static int et_modify_cm(struct et_conn *c, enum ib_qp_state to, u32 psn)
+{
+	struct ib_qp_attr a = { .qp_state = to };
+	int mask, ret;
+
+	ret = rdma_init_qp_attr(c->id, &a, &mask);
+	if (ret)
+		return ret;
+	a.rq_psn = psn;
+	a.sq_psn = psn;
+	return ib_modify_qp(c->qp, &a, mask);
+}
+
 /*
  * Back to Reset and up again (IBTA: a QP in Error is reused through
  * Reset), with the PSNs both sides agreed on: the driver runs PG332's
@@ -406,7 +423,7 @@ static int et_qp_reinit(struct et_conn *c, u32 sq_psn, u32 rq_psn)
 {
 	struct ib_qp_attr a = { .qp_state = IB_QPS_RESET };
 	struct ib_wc wc;
-	int mask, ret, i;
+	int ret;
 
 	/* What the Error state flushed: the receive WRs. */
 	while (ib_poll_cq(c->rcq, 1, &wc) > 0 || ib_poll_cq(c->scq, 1, &wc) > 0)
@@ -414,31 +431,9 @@ static int et_qp_reinit(struct et_conn *c, u32 sq_psn, u32 rq_psn)
 	ret = ib_modify_qp(c->qp, &a, IB_QP_STATE);
 	if (ret)
 		return ret;
-	a.qp_state = IB_QPS_INIT;
-	ret = rdma_init_qp_attr(c->id, &a, &mask) ?:
-	      ib_modify_qp(c->qp, &a, mask);
-	if (ret)
-		return ret;
-	c->next_recv = 0;
-	for (i = 0; i < ET_RECVS; i++) {
-		ret = et_post_recv(c);
-		if (ret)
-			return ret;
-	}
-	a.qp_state = IB_QPS_RTR;
-	ret = rdma_init_qp_attr(c->id, &a, &mask);
-	if (ret)
-		return ret;
-	a.rq_psn = rq_psn;
-	ret = ib_modify_qp(c->qp, &a, mask);
-	if (ret)
-		return ret;
-	a.qp_state = IB_QPS_RTS;
-	ret = rdma_init_qp_attr(c->id, &a, &mask);
-	if (ret)
-		return ret;
-	a.sq_psn = sq_psn;
-	return ib_modify_qp(c->qp, &a, mask);
+	return et_modify_cm(c, IB_QPS_INIT, 0) ?: et_post_recvs(c) ?:
+	       et_modify_cm(c, IB_QPS_RTR, rq_psn) ?:
+	       et_modify_cm(c, IB_QPS_RTS, sq_psn);
 }
 
 #define ET_PSN_CLIENT	0x000100	/* client's requests after recovery */
