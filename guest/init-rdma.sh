@@ -61,6 +61,14 @@ load_ernic() {
 for m in ib_core ib_cm iw_cm configfs rdma_cm; do
     insmod "/$m.ko" || fail "insmod $m.ko"
 done
+# rdma-core's libraries and tools are in the image for user-space verbs
+# (the provider is a later step); check that they load.
+if ibv_devinfo --help 2>&1 | grep -q 'print the ca attributes' &&
+   rping -h 2>&1 | grep -q 'client side'; then
+    say "rdma-core tools run: ibv_devinfo, rping (libibverbs, librdmacm)"
+else
+    fail "rdma-core tools do not run"
+fi
 
 if [ "$role" = server ]; then
     load_ernic

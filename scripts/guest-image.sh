@@ -8,6 +8,8 @@
 #   FILEs (e.g. guest-driver/ernic.ko) are placed at / in the initramfs;
 #   kmod:PATH is the kernel's module kernel/PATH.ko (e.g.
 #   kmod:drivers/infiniband/core/ib_core), also placed at /.
+#   deb:PACKAGE is a Debian package (apt-get download, cached), unpacked
+#   into the initramfs root (e.g. rdma-core's libraries and tools).
 # prints: path of vmlinux, then path of the initramfs
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -40,8 +42,20 @@ if [ ! -f "$kdir/vmlinux" ]; then
 fi
 
 files=()
+debs=()
+mkdir -p "$work/debs"
 for f in "${extra[@]}"; do
     case $f in
+    deb:*)
+        pkg=${f#deb:}
+        deb=$(ls "$work/debs/${pkg}"_*.deb 2>/dev/null | head -n 1 || true)
+        if [ -z "$deb" ]; then
+            log "fetching $pkg (apt-get download)"
+            (cd "$work/debs" && apt-get download -q \
+                -o APT::Sandbox::User=root "$pkg" >/dev/null)
+            deb=$(ls "$work/debs/${pkg}"_*.deb | head -n 1)
+        fi
+        debs+=("$deb") ;;
     kmod:*)
         files+=("$kdir/root/lib/modules/$abi-amd64/kernel/${f#kmod:}.ko") ;;
     *)
@@ -55,7 +69,7 @@ done
 name=$(basename "$init" .sh)
 initrd=$work/$name.cpio
 stale=0
-for f in "$init" /bin/busybox "${files[@]}"; do
+for f in "$init" /bin/busybox "${files[@]}" "${debs[@]}"; do
     [ "$f" -nt "$initrd" ] && stale=1
 done
 if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
@@ -67,6 +81,10 @@ if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
         [ -e "$root/bin/$app" ] || ln -s busybox "$root/bin/$app"
     done
     install -m 0755 "$init" "$root/init"
+    for f in "${debs[@]}"; do
+        dpkg-deb -x "$f" "$root"
+    done
+    rm -rf "$root"/usr/share/{doc,man,lintian}
     for f in "${files[@]}"; do
         cp "$f" "$root/"
     done

@@ -21,7 +21,9 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     "$ERNIC_ROOT/guest/init-rdma.sh" "${kos[@]}" \
     kmod:drivers/infiniband/core/ib_core kmod:drivers/infiniband/core/ib_cm \
     kmod:drivers/infiniband/core/iw_cm kmod:drivers/infiniband/core/rdma_cm \
-    kmod:fs/configfs/configfs)
+    kmod:fs/configfs/configfs \
+    deb:libc6 deb:libnl-3-200 deb:libnl-route-3-200 deb:libibverbs1 \
+    deb:librdmacm1 deb:ibverbs-providers deb:ibverbs-utils deb:rdmacm-utils)
 
 port=$("$ERNIC_PYTHON" -c 'import socket; s = socket.socket()
 s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -64,8 +66,10 @@ if [ "$check" != 1 ]; then
     [ "$(printf '%s\n' "$transcript" | grep -c 'RESULT PASS')" = 2 ]
     exit
 fi
-echo "1..10"
+echo "1..11"
 tap "both guests register the RDMA device" 'RDMA device ernic0' 4
+tap "the image's rdma-core tools run (ibv_devinfo, rping)" \
+    'rdma-core tools run' 2
 tap "rdma_cm connects over QP1 (twice, across a module reload)" \
     'client: ok rdma_cm connected' 2
 tap "WRITE 1 B .. 1 MiB checked" 'client: ok WRITE 1048576 B' 2
