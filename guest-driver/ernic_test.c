@@ -388,6 +388,22 @@ static void et_hello(struct et_conn *c, struct et_msg *m)
 	m->len = cpu_to_be32(max_size);
 }
 
+/*
+ * The connection parameters both sides offer: our buffer in the private
+ * data, 16 READs each way (ERNIC's, PG332 p.22), and the most retries.
+ */
+static void et_conn_param(struct et_conn *c, struct et_msg *hello,
+			  struct rdma_conn_param *p)
+{
+	et_hello(c, hello);
+	p->private_data = hello;
+	p->private_data_len = sizeof(*hello);
+	p->responder_resources = 16;
+	p->initiator_depth = 16;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
 static bool et_take_hello(struct et_conn *c, const void *pd, u8 len)
 {
 	const struct et_msg *m = pd;
@@ -470,24 +486,16 @@ static int et_server_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		ret = et_take_hello(c, ev->param.conn.private_data,
 				    ev->param.conn.private_data_len) ?
 		      et_alloc(c) : -EPROTO;
+		if (!ret) {
+			et_conn_param(c, &hello, &p);
+			ret = rdma_accept(id, &p);
+		}
 		if (ret) {
 			pr_info("ernic_test: server cannot take the connection: %d\n",
 				ret);
 			et_free(c);
 			kfree(c);
-			return -EINVAL;
-		}
-		et_hello(c, &hello);
-		p.private_data = &hello;
-		p.private_data_len = sizeof(hello);
-		p.responder_resources = 16;
-		p.initiator_depth = 16;
-		p.retry_count = 7;
-		p.rnr_retry_count = 7;
-		if (rdma_accept(id, &p)) {
-			et_free(c);
-			kfree(c);
-			return -EINVAL;
+			return -EINVAL;	/* the CM rejects and destroys id */
 		}
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
@@ -702,13 +710,7 @@ static int et_connect(struct et_conn *c)
 	      et_alloc(c);
 	if (ret)
 		return ret;
-	et_hello(c, &hello);
-	p.private_data = &hello;
-	p.private_data_len = sizeof(hello);
-	p.responder_resources = 16;
-	p.initiator_depth = 16;
-	p.retry_count = 7;
-	p.rnr_retry_count = 7;
+	et_conn_param(c, &hello, &p);
 	return rdma_connect(c->id, &p) ?:
 	       et_cm_wait(c, RDMA_CM_EVENT_ESTABLISHED);
 }
