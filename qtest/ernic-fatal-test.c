@@ -115,7 +115,10 @@ static void check_fatal(Rig *r, int i, uint32_t qpn, uint16_t code,
     g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQWPTR), ==, 1);
 }
 
-/* The error buffer holds exactly @n entries, the last with @synd. */
+/*
+ * The error buffer holds exactly @n entries, the last with @synd (0 for a
+ * FATAL whose cause is not a Table 2-3 check) and @frame.
+ */
 static void check_errbuf(Rig *r, int i, uint32_t n, uint32_t synd,
                          const uint8_t *frame)
 {
@@ -125,6 +128,8 @@ static void check_errbuf(Rig *r, int i, uint32_t n, uint32_t synd,
         g_assert_cmphex(errbuf_word(r, i, n - 1, 4), ==, le32(frame));
         g_assert_cmphex(errbuf_word(r, i, n - 1, 4 + F_BTH), ==,
                         le32(frame + F_BTH));
+    }
+    if (n && synd) {
         g_assert_cmphex(rd(r, i, ERNIC_INTSTS) &
                         ERNIC_INT_PKT_VALIDATION_ERR, ==,
                         ERNIC_INT_PKT_VALIDATION_ERR);
@@ -145,7 +150,7 @@ typedef struct RespCase {
     uint32_t dmalen;
     uint32_t paylen;
     uint8_t nak;
-    uint32_t synd;              /* error buffer syndrome; 0: not logged */
+    uint32_t synd;              /* error buffer syndrome; 0: not Table 2-3 */
 } RespCase;
 
 static const RespCase resp_cases[] = {
@@ -211,7 +216,8 @@ static void test_resp_case(gconstpointer data)
     g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
     g_assert_cmphex(le32(a + alen - 4), ==, test_icrc(a, alen));
     check_fatal(r, 1, QPN_B, tc->code, ERRFLAG | CQE(ERNIC_OP_SEND, 0x31));
-    check_errbuf(r, 1, tc->synd ? 1 : 0, tc->synd, f);
+    /* Logged: every packet that makes a QP FATAL is (PG332 p.33). */
+    check_errbuf(r, 1, 1, tc->synd, f);
     /* Nothing of the request was executed. */
     g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
@@ -263,7 +269,8 @@ static void test_read_resources(void)
     g_assert_false(wire_read(r->d[1].fd, a, &alen));
     check_fatal(r, 1, QPN_B, ERNIC_FATAL_READ_RESOURCES,
                 ERRFLAG | CQE(ERNIC_OP_SEND, 0x32));
-    check_errbuf(r, 1, 0, 0, NULL);
+    /* The 17th READ made the QP FATAL: logged, with no Table 2-3 bit. */
+    check_errbuf(r, 1, 1, 0, f);
     rig_stop(r);
 }
 
@@ -287,7 +294,7 @@ typedef struct ReqCase {
     uint8_t wqe_op;
     uint32_t wqe_len;
     Resp ans[3];
-    uint32_t synd;              /* error buffer syndrome; 0: not logged */
+    uint32_t synd;              /* error buffer syndrome; 0: not Table 2-3 */
     uint8_t nak_synd;           /* STATQPi[22:16] afterwards */
 } ReqCase;
 
@@ -364,7 +371,7 @@ static void test_req_case(gconstpointer data)
     poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
              ERNIC_STATQP_FATAL);
     check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
-    check_errbuf(r, 0, tc->synd ? 1 : 0, tc->synd, answer_frame);
+    check_errbuf(r, 0, 1, tc->synd, answer_frame);
     g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
                      ERNIC_STATQP_NAK_SYND_MASK) >>
                     ERNIC_STATQP_NAK_SYND_SHIFT, ==, tc->nak_synd);
@@ -521,13 +528,23 @@ static void test_errbuf_transport(void)
     g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
     g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
                     0);
-    /* XRNICCONF[5] clear: checks still act, nothing is logged. */
+    /* XRNICCONF[5] clear: checks still act, nothing is logged... */
     wr(r, 1, ERNIC_XRNICCONF, rd(r, 1, ERNIC_XRNICCONF) &
        ~ERNIC_XRNICCONF_ERRBUF_EN);
     len = inject(r, f, 0x04, QPN_B, PSN_A + 9, NULL, 0, 8);
     exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x60);
     g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, n);
+    /*
+     * ...except a packet that makes the QP FATAL (PG332 p.33, ERRBUFBA):
+     * a SEND_MIDDLE with no SEND in progress, expected PSN.
+     */
+    len = inject(r, f, 0x01, QPN_B, PSN_A + 1, NULL, 0, 1024);
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_EXT], ==, 0x61);
+    check_errbuf(r, 1, ++n, ERNIC_SYND_OPCODE_SEQ, f);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_OPCODE_SEQ);
     rig_stop(r);
 }
 

@@ -55,6 +55,9 @@ CONFIGURE_ARGS=(
     --enable-slirp
     --disable-docs --disable-tools --disable-guest-agent --disable-user
     --disable-install-blobs --disable-werror
+    # Never fetch a subproject from the internet: a missing library fails
+    # configure at once and names itself (add its -dev package above).
+    --disable-download
     # The Debian source has no firmware blobs: use the seabios and
     # qemu-system-data packages' files in place.
     --firmwarepath=/usr/share/seabios:/usr/share/qemu

@@ -85,7 +85,7 @@ EOS
 PKGS=(
     # QEMU build (meson >= 1.5 comes from bookworm-backports)
     meson/bookworm-backports ninja-build gcc pkgconf libglib2.0-dev
-    zlib1g-dev libpixman-1-dev libslirp-dev python3-venv flex bison
+    zlib1g-dev libpixman-1-dev libslirp-dev libfdt-dev python3-venv flex bison
     # Debian source package handling
     dpkg-dev xz-utils
     # Firmware the Debian QEMU source omits (bios-256k.bin; pvh.bin,

@@ -71,9 +71,10 @@ void ernic_sq_update_status(ErnicCore *c, uint32_t qpn)
 /*
  * Complete the WQE at the CQ position: write its CQE when QPCONFi[5] is
  * set, advance CQHEADi and DMA it to CQDBADDi, and raise the completion
- * interrupt (PG332 pp.21-23).
+ * interrupt (PG332 pp.21-23). False when a DMA failed (docs/errors.md,
+ * "DMA errors"): the completion still counts.
  */
-static void ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
+static bool ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
                               uint16_t wrid, uint8_t opcode, bool error)
 {
     ErnicQP *qp = &c->qp[qpn];
@@ -81,17 +82,17 @@ static void ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
     uint64_t cqdb = ernic_qp_addr(c, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB);
     uint32_t cqhead;
     uint8_t buf[4];
+    bool ok = true;
 
+    /* The depth in force now: the guest may have shrunk it (or CQHEADi). */
+    qp->cq_next %= depth;
     if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_CQE_WR_EN) {
         uint64_t cqe_addr = ernic_qp_addr(c, qpn, ERNIC_CQBA, ERNIC_CQBAMSB) +
                             (uint64_t)qp->cq_next * ERNIC_CQE_SIZE;
 
         stl_le_p(buf, wrid | (opcode << ERNIC_CQE_OPCODE_SHIFT) |
                       ((uint32_t)error << ERNIC_CQE_ERRFLAG_SHIFT));
-        if (pci_dma_write(c->owner, cqe_addr, buf, sizeof(buf)) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u CQE write to 0x%"
-                          PRIx64 " failed\n", qpn, cqe_addr);
-        }
+        ok = ernic_dma_write(c, cqe_addr, buf, sizeof(buf));
     }
 
     qp->cq_next = (qp->cq_next + 1) % depth;
@@ -102,12 +103,10 @@ static void ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
     /* Address 0 means "no doorbell word": nothing is written there. */
     if (cqdb) {
         stl_le_p(buf, cqhead);
-        if (pci_dma_write(c->owner, cqdb, buf, sizeof(buf)) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u CQ doorbell write to "
-                          "0x%" PRIx64 " failed\n", qpn, cqdb);
-        }
+        ok &= ernic_dma_write(c, cqdb, buf, sizeof(buf));
     }
     ernic_core_raise_qp(c, ERNIC_INT_WQE_COMPLETION, qpn);
+    return ok;
 }
 
 void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
@@ -137,19 +136,31 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
     }
 }
 
+/*
+ * A DMA of the completer failed (CQE, doorbell, READ data): the bus error
+ * makes the QP FATAL 0x06 (docs/errors.md, "DMA errors").
+ */
+static void ernic_comp_dma_fault(ErnicCore *c, uint32_t qpn, const char *what)
+{
+    trace_ernic_qp_dma_fault(qpn, what);
+    if (!(ernic_qp_reg(c, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of %s failed: "
+                      "FATAL\n", qpn, what);
+    }
+    ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
+}
+
 /* Complete, in SQ order, the finished WQEs at the head. */
 void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
-    bool progress = false;
+    bool progress = false, ok = true;
 
     while (qp->osq_count && ernic_osq(qp, 0)->done) {
-        ErnicOsq *e = ernic_osq(qp, 0);
+        ErnicOsq e = *ernic_osq(qp, 0);
 
-        if (depth >= 2) {
-            ernic_sq_complete(c, qpn, depth, e->wrid, e->opcode, e->error);
-        }
+        /* Taken off the queue before anything that could act on it. */
         qp->osq_head = (qp->osq_head + 1) % ERNIC_OSQ_DEPTH;
         qp->osq_count--;
         if (qp->tx_idx) {
@@ -157,6 +168,9 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
         } else {
             /* It was being sent again: the next one starts afresh. */
             qp->tx_pkt = 0;
+        }
+        if (depth >= 2) {
+            ok &= ernic_sq_complete(c, qpn, depth, e.wrid, e.opcode, e.error);
         }
         progress = true;
     }
@@ -178,6 +192,9 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
         timer_del(qp->retry_timer);
     }
     ernic_sq_update_status(c, qpn);
+    if (!ok) {
+        ernic_comp_dma_fault(c, qpn, "a completion");
+    }
     /* Room in the outstanding queue: fetch more. */
     ernic_sq_doorbell(c, qpn);
 }
@@ -199,11 +216,26 @@ void ernic_comp_flush(ErnicCore *c, uint32_t qpn)
     ernic_comp_complete_ready(c, qpn);
 }
 
+/*
+ * Retries that no count limits (retry-fatal disabled with the count spent,
+ * or RNR retry 7) go on for ever, as IBTA has it; each waits at least this
+ * long, so that a dead or hostile peer costs a bounded share of the CPU.
+ */
+#define ERNIC_UNLIMITED_RETRY_NS    (1 * SCALE_MS)
+
+static bool ernic_comp_retry_unlimited(ErnicCore *c, uint32_t qpn)
+{
+    return c->qp[qpn].retries_left == 0 &&
+           (ernic_gcsr(c, ERNIC_XRNICADCONF) &
+            ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
+}
+
 void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t t = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
                  ERNIC_TIMEOUTCONF_TIMEOUT_MASK;
+    int64_t period;
 
     if (qpn == ERNIC_QP_GSI || !qp->osq_count ||
         (!qp->tx_idx && !qp->tx_pkt) || t == 0 ||
@@ -211,8 +243,12 @@ void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
         return;
     }
     /* 4.096 us << t, t capped at 31 as IBTA's 5-bit field. */
+    period = 4096LL << MIN(t, 31);
+    if (ernic_comp_retry_unlimited(c, qpn)) {
+        period = MAX(period, ERNIC_UNLIMITED_RETRY_NS);
+    }
     timer_mod(qp->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              (4096LL << MIN(t, 31)));
+              period);
 }
 
 /* Retry: whole WQEs again from @from (PG332 p.10), while counts last. */
@@ -220,11 +256,8 @@ static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
 {
     ErnicQP *qp = &c->qp[qpn];
 
-    if (qp->retries_left == 0 &&
-        !(ernic_gcsr(c, ERNIC_XRNICADCONF) &
-          ERNIC_XRNICADCONF_RETRY_FATAL_DIS)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u retry count exhausted\n",
-                      qpn);
+    if (qp->retries_left == 0 && !ernic_comp_retry_unlimited(c, qpn)) {
+        trace_ernic_retry_exhausted(qpn, "transport");
         ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
         return;
     }
@@ -240,23 +273,27 @@ static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
 void ernic_comp_retry_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
+    bool entered = ernic_timer_enter(qp->core);
 
     /* Something sent (entry 0 may be partly sent) and unanswered. */
     if (qp->osq_count && (qp->tx_idx || qp->tx_pkt)) {
         trace_ernic_timeout(qp->qpn, "retransmit");
         ernic_comp_retry(qp->core, qp->qpn, 0);
     }
+    ernic_timer_exit(qp->core, entered);
 }
 
 /* The RNR NAK wait is over: send again from the rewound position. */
 void ernic_comp_rnr_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
+    bool entered = ernic_timer_enter(qp->core);
 
     trace_ernic_timeout(qp->qpn, "rnr");
     qp->rnr_wait = false;
     ernic_count32(qp->core, ERNIC_RETRYCNTSTS);
     ernic_sq_doorbell(qp->core, qp->qpn);
+    ernic_timer_exit(qp->core, entered);
 }
 
 /*
@@ -315,6 +352,7 @@ static int ernic_comp_find(ErnicQP *qp, uint32_t psn)
 static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
+    int64_t wait;
     int i;
 
     ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
@@ -324,20 +362,21 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         return;
     }
     if (qp->rnr_left == 0) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u RNR retry count "
-                      "exhausted\n", qpn);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_RNR_COUNTER);
+        trace_ernic_retry_exhausted(qpn, "RNR");
+        ernic_net_rx_fatal(c, pkt, 0, qpn, ERNIC_FATAL_RNR_COUNTER);
         return;
     }
+    wait = (int64_t)ernic_rnr_us[pkt->syndrome & 0x1f] * SCALE_US;
     if (qp->rnr_left != ERNIC_RETRY_INFINITE) {
         qp->rnr_left--;
+    } else {
+        wait = MAX(wait, ERNIC_UNLIMITED_RETRY_NS);
     }
     timer_del(qp->retry_timer);
     qp->tx_idx = i;
     qp->tx_pkt = 0;
     qp->rnr_wait = true;
-    timer_mod(qp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              (int64_t)ernic_rnr_us[pkt->syndrome & 0x1f] * SCALE_US);
+    timer_mod(qp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + wait);
     ernic_sq_update_status(c, qpn);
 }
 
@@ -393,23 +432,19 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         }
         return;
     }
-    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u received NAK 0x%x for PSN "
-                  "0x%x\n", qpn, pkt->syndrome, pkt->psn);
+    trace_ernic_rx_resp_error(qpn, pkt->opcode, pkt->psn, pkt->syndrome);
     if (pkt->syndrome > IB_NAK_REMOTE_OP) {
         /* A reserved NAK code: bad AETH syndrome (Table 2-4, 0x19). */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_AETH, qpn);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_AETH);
+        ernic_net_rx_fatal(c, pkt, ERNIC_SYND_AETH, qpn, ERNIC_FATAL_AETH);
         return;
     }
     /*
      * NAK-Invalid, Remote Access or Remote Operational error (p.18); the
      * first of them is also Table 2-3 bit 23.
      */
-    if (pkt->syndrome == IB_NAK_INVALID_REQ) {
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_BAD_RESPONSE,
-                           qpn);
-    }
-    ernic_qp_fatal(c, qpn, ERNIC_FATAL_NAK_RECEIVED);
+    ernic_net_rx_fatal(c, pkt, pkt->syndrome == IB_NAK_INVALID_REQ ?
+                       ERNIC_SYND_BAD_RESPONSE : 0, qpn,
+                       ERNIC_FATAL_NAK_RECEIVED);
 }
 
 /* A response that is not what the outstanding request asked for. */
@@ -417,11 +452,8 @@ static void ernic_comp_bad_response(ErnicCore *c, uint32_t qpn,
                                     const ErnicPkt *pkt, uint32_t synd,
                                     uint16_t code)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u response opcode 0x%x PSN "
-                  "0x%x failed, FATAL code 0x%x\n", qpn, pkt->opcode,
-                  pkt->psn, code);
-    ernic_net_rx_error(c, pkt->frame, pkt->len, synd, qpn);
-    ernic_qp_fatal(c, qpn, code);
+    trace_ernic_rx_resp_error(qpn, pkt->opcode, pkt->psn, code);
+    ernic_net_rx_fatal(c, pkt, synd, qpn, code);
 }
 
 /* One READ response packet; IBTA 9.7.5.1.2 and PG332 Table 2-4 codes. */
@@ -429,8 +461,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
-    uint32_t idx, expect_len;
+    uint32_t pmtu, idx, expect_len;
     bool last, fresh, ok;
     int32_t d;
     ErnicOsq *e;
@@ -450,6 +481,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
         return;
     }
     e = ernic_osq(qp, i);
+    pmtu = e->pmtu;             /* as when the READ was segmented */
     idx = pkt->psn - e->psn;
     idx &= ERNIC_PSN_MASK;
     d = idx - e->read_pkts;
@@ -508,11 +540,11 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
         return;
     }
 
-    if (pkt->paylen &&
-        pci_dma_write(c->owner, e->laddr + (uint64_t)idx * pmtu,
-                      pkt->payload, pkt->paylen) != MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u READ data write to 0x%"
-                      PRIx64 " failed\n", qpn, e->laddr + idx * pmtu);
+    /* idx < npkts and paylen == expect_len: within the WQE's buffer. */
+    if (!ernic_dma_write(c, e->laddr + (uint64_t)idx * pmtu, pkt->payload,
+                         pkt->paylen)) {
+        ernic_comp_dma_fault(c, qpn, "READ response data");
+        return;
     }
     e->read_pkts++;
     ernic_comp_progress(c, qpn, pkt->psn + 1);

@@ -370,6 +370,57 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
  * Engine helpers
  */
 
+QEMU_BUILD_BUG_ON(ERNIC_MAX_FRAME > ERNIC_ETH_FRAME_MAX);
+
+bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len)
+{
+    if (!len) {
+        return true;
+    }
+    if (pci_dma_read(c->owner, addr, buf, len) != MEMTX_OK) {
+        trace_ernic_dma_error(addr, len, false);
+        return false;
+    }
+    return true;
+}
+
+bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
+                     uint64_t len)
+{
+    if (!len) {
+        return true;
+    }
+    if (pci_dma_write(c->owner, addr, buf, len) != MEMTX_OK) {
+        trace_ernic_dma_error(addr, len, true);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * QEMU engages a device's re-entrancy guard around its MMIO handlers and
+ * guarded bottom halves, and the net layer around receive; a timer runs
+ * outside both. Engaged, the guard makes a DMA that reaches the device's
+ * own registers fail (MEMTX_ACCESS_ERROR) instead of re-entering it.
+ */
+bool ernic_timer_enter(ErnicCore *c)
+{
+    MemReentrancyGuard *g = &DEVICE(c->owner)->mem_reentrancy_guard;
+
+    if (g->engaged_in_io) {
+        return false;
+    }
+    g->engaged_in_io = true;
+    return true;
+}
+
+void ernic_timer_exit(ErnicCore *c, bool entered)
+{
+    if (entered) {
+        DEVICE(c->owner)->mem_reentrancy_guard.engaged_in_io = false;
+    }
+}
+
 uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
 {
     uint32_t code = (ernic_qp_reg(c, qpn, ERNIC_QPCONF) &

@@ -26,8 +26,11 @@
 #define ERNIC_OSQ_DEPTH     16
 /* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
 #define ERNIC_READ_RES      16
-/* Packets one QP may send per turn of the transmit bottom half. */
+/* Packets (or WQEs completed) one QP may handle per turn of the transmit
+ * bottom half, and all QPs together per turn: a turn is bounded whatever
+ * the guest programmed (docs/security.md). */
 #define ERNIC_TX_BUDGET     64
+#define ERNIC_TURN_BUDGET   1024
 /* Frames held for internal loopback before further ones are dropped. */
 #define ERNIC_LOOPBACK_MAX  4096
 
@@ -43,6 +46,7 @@ typedef struct ErnicOsq {
     uint64_t laddr;
     uint64_t raddr;
     uint32_t len;
+    uint32_t pmtu;              /* QPCONFi PMTU when fetched: fixes npkts */
     uint32_t rkey;
     uint32_t imm;
     uint8_t sdata[ERNIC_WQE_SDATA_MAX];
@@ -58,8 +62,25 @@ typedef struct ErnicReadRes {
     uint32_t sent;              /* response packets sent */
     uint64_t addr;              /* bus address of the first byte */
     uint32_t len;
+    uint32_t pmtu;              /* QPCONFi PMTU when accepted */
     uint32_t msn;
 } ErnicReadRes;
+
+/*
+ * A READ request accepted earlier: a duplicate is answered again only
+ * within the PSN range of one of these (IBTA 9.7.5.1.1, C9-86).
+ */
+typedef struct ErnicReadHist {
+    uint32_t psn;
+    uint32_t npkts;             /* 0: unused */
+} ErnicReadHist;
+
+/* The message the responder is in the middle of (PG332 "opcode seq"). */
+typedef enum ErnicRxMsg {
+    ERNIC_RX_IDLE,              /* next request must be a FIRST or ONLY */
+    ERNIC_RX_SEND,
+    ERNIC_RX_WRITE,
+} ErnicRxMsg;
 
 /* QP context state, derived from QPCONFi and STATQPi (ernic_qp.c). */
 typedef enum ErnicQpState {
@@ -96,6 +117,15 @@ typedef struct ErnicQP {
     QEMUTimer *rnr_timer;
 
     /* Responder. */
+    ErnicRxMsg rx_msg;
+    /*
+     * The RQ buffer of the current SEND, sampled from the registers when
+     * its FIRST packet arrived, so that a guest rewriting RQBAi, QDEPTHi
+     * or QPCONFi mid-message cannot move or resize it.
+     */
+    uint64_t rq_addr;
+    uint32_t rq_size;
+    uint32_t rq_depth;
     uint32_t rq_off;            /* bytes of the current SEND in its buffer */
     uint64_t wr_addr;           /* bus address of the next WRITE byte */
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
@@ -104,6 +134,8 @@ typedef struct ErnicQP {
     ErnicReadRes rd[ERNIC_READ_RES];
     uint32_t rd_head;
     uint32_t rd_count;          /* resources still being answered */
+    ErnicReadHist rd_hist[ERNIC_READ_RES];
+    uint32_t rd_hist_next;
     QEMUTimer *ack_timer;
 } ErnicQP;
 
@@ -129,9 +161,21 @@ struct ErnicCore {
     /* Doorbell and transmit work is done in a bottom half, never in MMIO. */
     QEMUBH *sq_bh;
     unsigned long sq_pending[BITS_TO_LONGS(ERNIC_NUM_QP_MAX + 1)];
+    uint32_t sq_rr;             /* QP the next turn starts with */
     bool tx_blocked;            /* backend queue full */
+    /*
+     * Inside the backend's transmit call: a frame delivered now (a hub
+     * delivers synchronously) waits in lo_queue, so that receive never
+     * runs in the middle of transmit (docs/security.md).
+     */
+    bool in_tx;
+    /*
+     * The frame being built (RoCE or Ethernet path); per instance, as a
+     * peer on the same hub has its own.
+     */
+    uint8_t frame[ERNIC_ETH_FRAME_MAX];
 
-    /* Frames to our own MAC, delivered from a bottom half. */
+    /* Frames to our own MAC, and frames that came in during transmit. */
     QEMUBH *lo_bh;
     GQueue lo_queue;
 
@@ -147,6 +191,21 @@ void ernic_core_reset(ErnicCore *c);
 
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
+
+/*
+ * Device DMA (ernic_core.c). Every DMA goes through these: they trace a
+ * failure and return false, and the caller applies the hardware reaction
+ * of docs/errors.md ("DMA errors"). DMA that would reach the device's own
+ * BARs is refused by QEMU's re-entrancy guard, engaged for all device
+ * work (MMIO and bottom halves by QEMU, receive by the net layer, timers
+ * by ernic_timer_enter()).
+ */
+bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
+bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
+                     uint64_t len);
+/* Engage the re-entrancy guard for a timer; false if it already was. */
+bool ernic_timer_enter(ErnicCore *c);
+void ernic_timer_exit(ErnicCore *c, bool entered);
 
 /* Interrupts (ernic_core.c) */
 void ernic_core_raise(ErnicCore *c, uint32_t causes);
@@ -206,6 +265,13 @@ void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
  */
 void ernic_net_rx_error(ErnicCore *c, const uint8_t *buf, size_t len,
                         uint32_t synd, uint32_t qpn);
+/*
+ * A received packet moves QP @qpn to FATAL @code: it is logged in the
+ * error buffer whatever XRNICCONF[5] says (PG332 p.33, ERRBUFBA), with the
+ * Table 2-3 syndrome @synd (0 when the cause is not a Table 2-3 check).
+ */
+void ernic_net_rx_fatal(ErnicCore *c, const ErnicPkt *pkt, uint32_t synd,
+                        uint32_t qpn, uint16_t code);
 
 /* Requester (ernic_req.c) */
 void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn);

@@ -51,60 +51,77 @@ static void ernic_eth_desc_done(ErnicCore *c, uint64_t desc, uint16_t len,
 
     stw_le_p(b, len);
     stw_le_p(b + 2, flags);
-    if (pci_dma_write(c->owner, desc + ERNIC_ETH_DESC_LEN, b, sizeof(b)) !=
-        MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet descriptor write to "
-                      "0x%" PRIx64 " failed\n", desc);
+    ernic_dma_write(c, desc + ERNIC_ETH_DESC_LEN, b, sizeof(b));
+}
+
+/*
+ * A descriptor that cannot be read halts its ring, as a DMA engine halts
+ * on a bus error: the enable bit clears and the index stays on it until
+ * software fixes the ring and enables it again (docs/engine.md).
+ */
+static void ernic_eth_halt(ErnicCore *c, uint32_t enable, uint64_t desc)
+{
+    ETH_REG(c, ERNIC_ETH_CTRL) &= ~enable;
+    qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet %s descriptor read at "
+                  "0x%" PRIx64 " failed: ring halted\n",
+                  enable == ERNIC_ETH_CTRL_TX_EN ? "TX" : "RX", desc);
+}
+
+/* Send the frame of TX descriptor @ci; false when the ring halted. */
+static bool ernic_eth_tx_one(ErnicCore *c, uint64_t ring, uint32_t ci)
+{
+    uint64_t desc = ring + (uint64_t)ci * ERNIC_ETH_DESC_SIZE;
+    uint8_t d[ERNIC_ETH_DESC_SIZE];
+    uint16_t len, flags = ERNIC_ETH_DESC_DONE;
+
+    if (!ernic_dma_read(c, desc, d, sizeof(d))) {
+        ernic_eth_halt(c, ERNIC_ETH_CTRL_TX_EN, desc);
+        return false;
     }
+    len = lduw_le_p(d + ERNIC_ETH_DESC_LEN);
+    if (len < ERNIC_ETH_HLEN || len > ERNIC_ETH_FRAME_MAX ||
+        !ernic_dma_read(c, ldq_le_p(d + ERNIC_ETH_DESC_ADDR), c->frame,
+                        len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet TX descriptor %u "
+                      "has a bad frame (%u bytes)\n", ci, len);
+        flags |= ERNIC_ETH_DESC_ERR;
+    } else {
+        trace_ernic_eth_tx(ci, len);
+        ETH_REG(c, ERNIC_ETH_TXPKTCNT)++;
+        ernic_net_xmit(c, c->frame, len);
+    }
+    ernic_eth_desc_done(c, desc, len, flags);
+    return true;
 }
 
 void ernic_eth_bh(void *opaque)
 {
     ErnicCore *c = opaque;
-    static uint8_t frame[ERNIC_ETH_FRAME_MAX];
     uint32_t size = ernic_eth_size(c, ERNIC_ETH_TXSZ);
     uint64_t ring = ernic_eth_ring(c, ERNIC_ETH_TXBA, ERNIC_ETH_TXBAMSB);
     unsigned budget = ERNIC_ETH_TX_BUDGET;
     bool sent = false;
+    uint32_t ci = 0;
 
     if (!(ETH_REG(c, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN) || !size) {
         return;
     }
+    /* Both indexes reduced by the size in force: it may have shrunk. */
     while (!c->tx_blocked && budget--) {
-        uint32_t ci = ETH_REG(c, ERNIC_ETH_TXCI) % size;
-        uint64_t desc = ring + (uint64_t)ci * ERNIC_ETH_DESC_SIZE;
-        uint8_t d[ERNIC_ETH_DESC_SIZE];
-        uint16_t len, flags = ERNIC_ETH_DESC_DONE;
-
-        if (ci == ETH_REG(c, ERNIC_ETH_TXPI) % size) {
+        ci = ETH_REG(c, ERNIC_ETH_TXCI) % size;
+        if (ci == ETH_REG(c, ERNIC_ETH_TXPI) % size ||
+            !ernic_eth_tx_one(c, ring, ci)) {
             break;
         }
-        if (pci_dma_read(c->owner, desc, d, sizeof(d)) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet TX descriptor "
-                          "read at 0x%" PRIx64 " failed\n", desc);
-            break;
-        }
-        len = lduw_le_p(d + ERNIC_ETH_DESC_LEN);
-        if (len < ERNIC_ETH_HLEN || len > ERNIC_ETH_FRAME_MAX ||
-            pci_dma_read(c->owner, ldq_le_p(d + ERNIC_ETH_DESC_ADDR), frame,
-                         len) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet TX descriptor %u "
-                          "has a bad frame (%u bytes)\n", ci, len);
-            flags |= ERNIC_ETH_DESC_ERR;
-        } else {
-            trace_ernic_eth_tx(ci, len);
-            ETH_REG(c, ERNIC_ETH_TXPKTCNT)++;
-            ernic_net_xmit(c, frame, len);
-        }
-        ernic_eth_desc_done(c, desc, len, flags);
-        ETH_REG(c, ERNIC_ETH_TXCI) = (ci + 1) % size;
+        ETH_REG(c, ERNIC_ETH_TXCI) = ci = (ci + 1) % size;
         sent = true;
     }
     if (sent) {
         ernic_eth_raise(c, ERNIC_ETH_INT_TX);
     }
     if (!c->tx_blocked &&
-        ETH_REG(c, ERNIC_ETH_TXCI) != ETH_REG(c, ERNIC_ETH_TXPI) % size) {
+        (ETH_REG(c, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN) &&
+        ci != ETH_REG(c, ERNIC_ETH_TXPI) % size) {
         qemu_bh_schedule(c->eth_bh);
     }
 }
@@ -135,9 +152,8 @@ void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len)
         return;
     }
     desc = ring + (uint64_t)ci * ERNIC_ETH_DESC_SIZE;
-    if (pci_dma_read(c->owner, desc, d, sizeof(d)) != MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet RX descriptor read at "
-                      "0x%" PRIx64 " failed\n", desc);
+    if (!ernic_dma_read(c, desc, d, sizeof(d))) {
+        ernic_eth_halt(c, ERNIC_ETH_CTRL_RX_EN, desc);
         return;
     }
     cap = lduw_le_p(d + ERNIC_ETH_DESC_LEN);
@@ -145,8 +161,8 @@ void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len)
         /* The buffer is too small: the frame is dropped, the slot used. */
         flags |= ERNIC_ETH_DESC_ERR;
         len = 0;
-    } else if (pci_dma_write(c->owner, ldq_le_p(d + ERNIC_ETH_DESC_ADDR), buf,
-                             len) != MEMTX_OK) {
+    } else if (!ernic_dma_write(c, ldq_le_p(d + ERNIC_ETH_DESC_ADDR), buf,
+                                len)) {
         flags |= ERNIC_ETH_DESC_ERR;
     }
     trace_ernic_eth_rx(ci, len);

@@ -65,12 +65,14 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     qp->sent_psn = 0;
     qp->rnr_wait = false;
     ernic_comp_reload_counts(c, qpn);
+    qp->rx_msg = ERNIC_RX_IDLE;
     qp->rq_off = 0;
     qp->wr_addr = 0;
     qp->wr_left = 0;
     qp->nak_sent = false;
     qp->ack_pending = false;
     qp->rd_head = qp->rd_count = 0;
+    memset(qp->rd_hist, 0, sizeof(qp->rd_hist));
 }
 
 /*
@@ -113,8 +115,7 @@ void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
                                ERNIC_IPKTERRQ_ENTRY_SIZE;
 
         stl_le_p(entry, code | (qpn << ERNIC_IPKTERRQ_QPID_SHIFT));
-        if (pci_dma_write(c->owner, addr, entry, sizeof(entry)) !=
-            MEMTX_OK) {
+        if (!ernic_dma_write(c, addr, entry, sizeof(entry))) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: status queue write to 0x%"
                           PRIx64 " failed\n", addr);
         }

@@ -66,7 +66,7 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
     ErnicOsq *e;
     uint32_t psn;
 
-    if (pci_dma_read(c->owner, addr, wqe, sizeof(wqe)) != MEMTX_OK) {
+    if (!ernic_dma_read(c, addr, wqe, sizeof(wqe))) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE fetch from 0x%"
                       PRIx64 " failed\n", qpn, addr);
         ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
@@ -115,7 +115,13 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         e->npkts = 1;
         return true;
     }
-    e->npkts = ernic_npkts(e->len, ernic_qp_pmtu(c, qpn));
+    /*
+     * The PMTU is sampled once: segmentation, READ response lengths and
+     * their placement all follow the packet count fixed here, whatever
+     * the guest writes to QPCONFi later.
+     */
+    e->pmtu = ernic_qp_pmtu(c, qpn);
+    e->npkts = ernic_npkts(e->len, e->pmtu);
     psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
     e->psn = psn;
     ernic_qp_set_reg(c, qpn, ERNIC_SQPSN, (psn + e->npkts) & ERNIC_PSN_MASK);
@@ -213,11 +219,14 @@ static void ernic_note_out(ErnicCore *c, uint8_t opcode, uint32_t qpn,
                    (psn & 0xffff) << 16);
 }
 
-/* Send packet tx_pkt of the WQE at tx_idx. */
-static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+/*
+ * Send packet @i of WQE @e. False when its data cannot be read: the QP
+ * is then FATAL (docs/errors.md, "DMA errors") and nothing was sent.
+ */
+static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
                                   uint32_t i, uint8_t *f)
 {
-    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
+    uint32_t pmtu = e->pmtu;
     uint8_t opcode = ernic_req_bth_opcode(e, i);
     uint32_t flags = ernic_opcode_flags(opcode);
     uint32_t off = i * pmtu, paylen = 0;
@@ -265,11 +274,11 @@ static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX) {
             /* PG332 Table 2-1: SDATA carries SEND data of up to 16 B. */
             memcpy(p, e->sdata, paylen);
-        } else if (pci_dma_read(c->owner, e->laddr + off, p, paylen) !=
-                   MEMTX_OK) {
+        } else if (!ernic_dma_read(c, e->laddr + off, p, paylen)) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u read of WQE data at "
                           "0x%" PRIx64 " failed\n", qpn, e->laddr + off);
-            memset(p, 0, paylen);
+            ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+            return false;
         }
     }
     end = ernic_wire_finish(f, p - f + paylen, paylen, path.ipv6);
@@ -281,6 +290,7 @@ static void ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         ernic_count16(c, ERNIC_OUTIOPKTCNT, false);
     }
     ernic_net_xmit(c, f, end);
+    return true;
 }
 
 /*
@@ -301,7 +311,7 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
         return;
     }
     /* Longer than SDATA (16 B) by the check above: always from LADDR. */
-    if (pci_dma_read(c->owner, e->laddr, f, len) != MEMTX_OK) {
+    if (!ernic_dma_read(c, e->laddr, f, len)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
                       PRIx64 " failed\n", e->laddr);
         return;
@@ -354,7 +364,7 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
-    static uint8_t frame[ERNIC_MAX_FRAME];
+    uint8_t *frame = c->frame;
     uint16_t pi;
     uint32_t psn;
     bool sent = false;
@@ -391,8 +401,10 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 break;
             }
             if (e->error) {
+                /* Completing costs a turn too: a ring of bad WQEs is bounded. */
                 qp->tx_idx++;
                 ernic_comp_complete_ready(c, qpn);
+                (*budget)--;
                 continue;
             }
             if (qpn == ERNIC_QP_GSI) {
@@ -411,14 +423,17 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 /* Window full: an ACK moving STATRESPSNi on resumes us. */
                 break;
             }
-            ernic_req_send_packet(c, qpn, e, qp->tx_pkt, frame);
+            (*budget)--;
+            if (!ernic_req_send_packet(c, qpn, e, qp->tx_pkt, frame)) {
+                /* FATAL: the loop now flushes. */
+                continue;
+            }
             sent = true;
             psn = e->psn + (e->opcode == ERNIC_OP_READ ? e->npkts :
                             qp->tx_pkt + 1);
             if (ernic_psn_diff(psn, qp->sent_psn) > 0) {
                 qp->sent_psn = psn & ERNIC_PSN_MASK;
             }
-            (*budget)--;
             /* A READ request is one packet that stands for npkts PSNs. */
             if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
                 qp->tx_idx++;
@@ -503,30 +518,36 @@ void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn)
 
 /*
  * The transmit bottom half: requesters and READ responders of every QP
- * with work, round robin, ERNIC_TX_BUDGET packets per QP per turn.
+ * with work, round robin, ERNIC_TX_BUDGET packets per QP and
+ * ERNIC_TURN_BUDGET for the whole turn; the next turn starts after the
+ * last QP served, so that none waits behind the others for long.
  */
 void ernic_sq_process_pending(void *opaque)
 {
     ErnicCore *c = opaque;
-    unsigned long qpn;
+    uint32_t n = c->num_qp + 1, k, qpn;
+    unsigned turn = ERNIC_TURN_BUDGET;
     bool again = false;
 
-    for (qpn = find_first_bit(c->sq_pending, c->num_qp + 1);
-         qpn <= c->num_qp && !c->tx_blocked;
-         qpn = find_next_bit(c->sq_pending, c->num_qp + 1, qpn + 1)) {
+    for (k = 0; k < n && turn && !c->tx_blocked; k++) {
         unsigned budget = ERNIC_TX_BUDGET;
         bool more;
 
-        clear_bit(qpn, c->sq_pending);
+        qpn = (c->sq_rr + k) % n;
+        if (!test_and_clear_bit(qpn, c->sq_pending)) {
+            continue;
+        }
         /* Responses first: the peer is waiting on them. */
         more = ernic_resp_run(c, qpn, &budget);
         more |= ernic_req_run(c, qpn, &budget);
+        turn -= MIN(turn, ERNIC_TX_BUDGET - budget);
         /* Held up by the backend: this QP runs again on resume. */
         if (more || c->tx_blocked) {
             set_bit(qpn, c->sq_pending);
-            again = true;
         }
+        c->sq_rr = (qpn + 1) % n;
     }
+    again = find_first_bit(c->sq_pending, n) < n;
     if (c->tx_blocked) {
         /* ernic_core_tx_resume() reschedules us. */
         return;

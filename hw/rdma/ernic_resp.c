@@ -72,26 +72,38 @@ static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
 static void ernic_resp_fatal(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                              uint8_t nak, uint16_t code, uint32_t synd)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u request opcode 0x%x PSN 0x%x "
-                  "failed, FATAL code 0x%x\n", qpn, pkt->opcode, pkt->psn,
-                  code);
-    if (synd) {
-        ernic_net_rx_error(c, pkt->frame, pkt->len, synd, qpn);
-    }
+    trace_ernic_rx_req_error(qpn, pkt->opcode, pkt->psn, code);
     ernic_resp_send_ack(c, qpn, nak, pkt->psn);
-    ernic_qp_fatal(c, qpn, code);
+    ernic_net_rx_fatal(c, pkt, synd, qpn, code);
+}
+
+/*
+ * A DMA of the responder failed (SEND or WRITE data, RQ doorbell, READ
+ * source): the request is refused with Remote Operational Error (IBTA
+ * 9.7.5.2.4) and the QP goes FATAL 0x06 (docs/errors.md, "DMA errors").
+ */
+static void ernic_resp_dma_fault(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt, const char *what)
+{
+    trace_ernic_qp_dma_fault(qpn, what);
+    qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of %s failed: FATAL\n",
+                  qpn, what);
+    ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_OP,
+                     ERNIC_FATAL_RESPONSE_HANDLER, 0);
 }
 
 void ernic_resp_ack_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
     ErnicCore *c = qp->core;
+    bool entered = ernic_timer_enter(c);
 
     if (qp->ack_pending) {
         ernic_resp_send_ack(c, qp->qpn, IB_AETH_CREDIT_INVALID,
                             ernic_qp_reg(c, qp->qpn, ERNIC_LSTRQREQ) &
                             ERNIC_PSN_MASK);
     }
+    ernic_timer_exit(c, entered);
 }
 
 /* ACK a request per the XRNICCONF[4:3] mode. */
@@ -178,69 +190,66 @@ static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
 }
 
 /*
- * The RQ holds depth - 1 buffers: STATRQPIDBi == RQCIi means empty (both
- * modulo the depth; docs/engine.md).
+ * Take the RQ buffer at STATRQPIDBi for a new message, sampling its
+ * address, size and the RQ depth once (they hold until the message ends,
+ * whatever the guest writes meanwhile). False when there is none: the RQ
+ * holds depth - 1 buffers, STATRQPIDBi == RQCIi means empty (both modulo
+ * the depth; docs/engine.md), and a depth below 2 or a size of 0 means no
+ * RQ at all.
  */
-static bool ernic_rq_full(ErnicCore *c, uint32_t qpn)
+static bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
 {
+    ErnicQP *qp = &c->qp[qpn];
     uint32_t depth = ernic_rq_depth(c, qpn);
+    uint32_t size = ernic_rq_bufsize(c, qpn);
     uint32_t pi, ci;
 
-    if (depth < 2 || !ernic_rq_bufsize(c, qpn)) {
-        return true;
+    if (depth < 2 || !size) {
+        return false;
     }
     pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
     ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
-    return (pi + 1) % depth == ci;
-}
-
-static uint64_t ernic_rq_slot_addr(ErnicCore *c, uint32_t qpn)
-{
-    uint32_t depth = ernic_rq_depth(c, qpn);
-    uint64_t rqba = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB);
-
-    return rqba + (uint64_t)(ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth) *
-                  ernic_rq_bufsize(c, qpn);
+    if ((pi + 1) % depth == ci) {
+        return false;
+    }
+    qp->rq_depth = depth;
+    qp->rq_size = size;
+    qp->rq_off = 0;
+    qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+                  (uint64_t)pi * size;
+    return true;
 }
 
 /*
- * A buffer is full: advance STATRQPIDBi, write it to RQWPTRDBADDi and
- * raise the RQ interrupt (PG332 pp.18-19, p.60).
+ * The buffer taken by ernic_rq_take() is full: advance STATRQPIDBi, write
+ * it to RQWPTRDBADDi and raise the RQ interrupt (PG332 pp.18-19, p.60).
+ * False when the doorbell write failed.
  */
-static void ernic_rq_produce(ErnicCore *c, uint32_t qpn)
+static bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
 {
-    uint32_t depth = ernic_rq_depth(c, qpn);
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t depth = qp->rq_depth;
     uint32_t pi = (ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) + 1) % depth;
     uint64_t db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD,
                                 ERNIC_RQWPTRDBADDMSB);
-    uint64_t next;
+    uint64_t next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+                    (uint64_t)pi * qp->rq_size;
     uint8_t buf[4];
+    bool ok = true;
 
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
-    next = ernic_rq_slot_addr(c, qpn);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
     trace_ernic_rq_produce(qpn, pi);
     if (db) {
         stl_le_p(buf, pi);
-        if (pci_dma_write(c->owner, db, buf, sizeof(buf)) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u RQ doorbell write to "
-                          "0x%" PRIx64 " failed\n", qpn, db);
-        }
+        ok = ernic_dma_write(c, db, buf, sizeof(buf));
     }
     if (qpn == ERNIC_QP_GSI) {
         ernic_core_raise(c, ERNIC_INT_MAD_RECEIVED);
     }
     ernic_core_raise_qp(c, ERNIC_INT_RQ_PKT_RECEIVED, qpn);
-}
-
-static void ernic_dma_write(ErnicCore *c, uint32_t qpn, uint64_t addr,
-                            const uint8_t *buf, uint32_t len)
-{
-    if (len && pci_dma_write(c->owner, addr, buf, len) != MEMTX_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u write of %u bytes to 0x%"
-                      PRIx64 " failed\n", qpn, len, addr);
-    }
+    return ok;
 }
 
 static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
@@ -256,21 +265,52 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ernic_core_raise(c, ERNIC_INT_RNR_NAK_GENERATED);
 }
 
-/* Queue a READ request for responses; the caller checked there is room. */
-static ErnicReadRes *ernic_resp_queue_read(ErnicCore *c, uint32_t qpn,
-                                           const ErnicPkt *pkt, uint64_t addr)
+/* Queue a READ for responses; the caller checked there is room. */
+static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
+                                  uint32_t len, uint64_t addr)
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicReadRes *r = &qp->rd[(qp->rd_head + qp->rd_count++) %
                               ERNIC_READ_RES];
 
-    r->psn = pkt->psn;
-    r->npkts = pkt->dmalen ?
-               DIV_ROUND_UP(pkt->dmalen, ernic_qp_pmtu(c, qpn)) : 1;
+    r->psn = psn;
+    /* The PMTU is sampled once: it fixes the packet count and lengths. */
+    r->pmtu = ernic_qp_pmtu(c, qpn);
+    r->npkts = len ? DIV_ROUND_UP(len, r->pmtu) : 1;
     r->sent = 0;
     r->addr = addr;
-    r->len = pkt->dmalen;
-    return r;
+    r->len = len;
+    r->msn = ernic_resp_msn(c, qpn);
+}
+
+static uint32_t ernic_read_npkts(ErnicCore *c, uint32_t qpn, uint32_t len)
+{
+    return len ? DIV_ROUND_UP(len, ernic_qp_pmtu(c, qpn)) : 1;
+}
+
+/*
+ * A duplicate READ is answered again (IBTA C9-86) only when its responses
+ * lie within those of a READ accepted earlier (one of the last
+ * ERNIC_READ_RES): a peer cannot make the responder send response PSNs it
+ * never owed, nor data it was never asked for.
+ */
+static bool ernic_resp_dup_read_ok(ErnicCore *c, uint32_t qpn,
+                                   const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t last = pkt->psn + ernic_read_npkts(c, qpn, pkt->dmalen) - 1;
+    int k;
+
+    for (k = 0; k < ERNIC_READ_RES; k++) {
+        const ErnicReadHist *h = &qp->rd_hist[k];
+        uint32_t h_last = h->psn + h->npkts - 1;
+
+        if (h->npkts && ernic_psn_diff(pkt->psn, h->psn) >= 0 &&
+            ernic_psn_diff(last, h_last) <= 0) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* A duplicate request (PSN before the expected one), IBTA 9.7.5.1.1. */
@@ -291,172 +331,230 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
         }
         return;
     }
-    /* A duplicate READ is executed again (IBTA C9-86). */
+    if (!ernic_resp_dup_read_ok(c, qpn, pkt)) {
+        trace_ernic_rx_dup_read_drop(qpn, pkt->psn);
+        return;
+    }
+    /* The region is checked again: it may have changed since. */
     if (qp->rd_count == ERNIC_READ_RES ||
         (pkt->dmalen && ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
                                               pkt->dmalen, false, &addr))) {
         return;
     }
-    ernic_resp_queue_read(c, qpn, pkt, addr)->msn = ernic_resp_msn(c, qpn);
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, addr);
     ernic_sq_doorbell(c, qpn);
 }
 
-void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+/*
+ * PSN check (IBTA 9.7.5.1.1). False when the packet goes no further: a
+ * duplicate (answered), or one after a gap (PG332 Table 2-3 bit 21: one
+ * NAK per sequence error).
+ */
+static bool ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t lst = ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ);
-    uint32_t epsn = (lst + 1) & ERNIC_PSN_MASK;
-    uint8_t last_op = lst >> ERNIC_LSTRQREQ_OPCODE_SHIFT;
-    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
-    uint32_t f = pkt->flags;
-    uint32_t last_psn = pkt->psn;
-    bool in_send, in_write, is_write = f & ERNIC_OPF_WRITE;
-    uint64_t addr;
-    uint16_t code;
-    uint32_t synd;
+    uint32_t epsn = (ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ) + 1) &
+                    ERNIC_PSN_MASK;
     int32_t d = ernic_psn_diff(pkt->psn, epsn);
 
     if (d < 0) {
         ernic_resp_duplicate(c, qpn, pkt);
-        return;
+        return false;
     }
     if (d > 0) {
-        /* PG332 Table 2-3 bit 21: one NAK per sequence error. */
         ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PSN_SEQ, qpn);
         if (!qp->nak_sent) {
             qp->nak_sent = true;
             ernic_resp_send_ack(c, qpn, IB_NAK_PSN_SEQ, epsn);
         }
-        return;
+        return false;
     }
     qp->nak_sent = false;
+    return true;
+}
+
+/*
+ * Opcode, pad, length and opcode sequence checks (PG332 Table 2-3 bits
+ * 16-19, Table 2-4 codes 0x01-0x04, 0x11-0x13). Whether a message is in
+ * progress is the responder's own state (qp->rx_msg), never LSTRQREQi's
+ * opcode field, which software seeds with differing values
+ * (docs/registers.md, "Choices"). False when the packet goes no further.
+ */
+static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
+                                    const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t f = pkt->flags, pmtu = ernic_qp_pmtu(c, qpn), synd = 0;
+    bool is_write = f & ERNIC_OPF_WRITE, w;
+    uint16_t code;
 
     if (!(f & ERNIC_OPF_REQ) || (f & ERNIC_OPF_DETH)) {
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_UNSUPPORTED_OPCODE,
                          ERNIC_SYND_OPCODE_UNSUPPORTED);
-        return;
+        return false;
     }
-    if (!(f & ERNIC_OPF_LAST) && pkt->padcnt) {
-        /* Table 2-3 bit 18: dropped. */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PAD, qpn);
-        return;
+    if ((!(f & ERNIC_OPF_LAST) && pkt->padcnt) || pkt->paylen > pmtu) {
+        /*
+         * Table 2-3 bits 18 and 19: pad on a FIRST or MIDDLE packet, or
+         * more than any packet may carry: dropped.
+         */
+        ernic_net_rx_error(c, pkt->frame, pkt->len,
+                           !(f & ERNIC_OPF_LAST) && pkt->padcnt ?
+                           ERNIC_SYND_PAD : ERNIC_SYND_PMTU, qpn);
+        return false;
     }
-    if (pkt->paylen > pmtu) {
-        /* Table 2-3 bit 19: more than any packet may carry, dropped. */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PMTU, qpn);
-        return;
-    }
-    /*
-     * Opcode sequence and packet length are checked together (same
-     * precedence in Table 2-3); Table 2-4 has a code for each and for
-     * both, SEND and WRITE apart.
-     */
-    in_send = last_op == IB_OPC_SEND_FIRST || last_op == IB_OPC_SEND_MIDDLE;
-    in_write = last_op == IB_OPC_WRITE_FIRST ||
-               last_op == IB_OPC_WRITE_MIDDLE;
-    synd = 0;
-    if (in_send ? !(f & ERNIC_OPF_SEND) || (f & ERNIC_OPF_FIRST) :
-        in_write ? !is_write || (f & ERNIC_OPF_FIRST) :
+    if (qp->rx_msg == ERNIC_RX_SEND ? !(f & ERNIC_OPF_SEND) ||
+                                      (f & ERNIC_OPF_FIRST) :
+        qp->rx_msg == ERNIC_RX_WRITE ? !is_write || (f & ERNIC_OPF_FIRST) :
         !(f & ERNIC_OPF_FIRST)) {
         synd |= ERNIC_SYND_OPCODE_SEQ;
     }
     if (!(f & ERNIC_OPF_LAST) && pkt->paylen != pmtu) {
         synd |= ERNIC_SYND_PMTU;
     }
-    if (synd) {
-        bool w = is_write || in_write;
-
-        if (synd == ERNIC_SYND_OPCODE_SEQ) {
-            code = w ? ERNIC_FATAL_WRITE_OPCODE_SEQ : ERNIC_FATAL_OPCODE_SEQ;
-        } else if (synd == ERNIC_SYND_PMTU) {
-            code = w ? ERNIC_FATAL_WRITE_LENGTH : ERNIC_FATAL_LENGTH;
-        } else {
-            code = w ? ERNIC_FATAL_WRITE_SEQ_AND_LENGTH :
-                       ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH;
-        }
-        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, synd);
-        return;
+    if (!synd) {
+        return true;
     }
-
-    if (f & ERNIC_OPF_SEND) {
-        if (f & ERNIC_OPF_FIRST) {
-            if (ernic_rq_full(c, qpn)) {
-                ernic_rnr_nak(c, qpn, pkt);
-                return;
-            }
-            qp->rq_off = 0;
-        }
-        if (qp->rq_off + pkt->paylen > ernic_rq_bufsize(c, qpn)) {
-            /* Longer than an RQ buffer (docs/engine.md). */
-            ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_LENGTH, 0);
-            return;
-        }
-        ernic_dma_write(c, qpn, ernic_rq_slot_addr(c, qpn) + qp->rq_off,
-                        pkt->payload, pkt->paylen);
-        qp->rq_off += pkt->paylen;
-        ernic_count16(c, ERNIC_INSRRPKTCNT, false);
-    } else if (is_write) {
-        if (f & ERNIC_OPF_FIRST) {
-            qp->wr_left = pkt->dmalen;
-            qp->wr_addr = 0;
-            code = pkt->dmalen ?
-                   ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
-                                         pkt->dmalen, true, &qp->wr_addr) : 0;
-            if (code) {
-                ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
-                return;
-            }
-        }
-        if (pkt->paylen > qp->wr_left ||
-            ((f & ERNIC_OPF_LAST) && pkt->paylen != qp->wr_left)) {
-            /* The packets do not add up to the RETH DMA length. */
-            ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_WRITE_LENGTH, 0);
-            return;
-        }
-        ernic_dma_write(c, qpn, qp->wr_addr, pkt->payload, pkt->paylen);
-        qp->wr_addr += pkt->paylen;
-        qp->wr_left -= pkt->paylen;
+    /* Table 2-4 has a code for each and for both, SEND and WRITE apart. */
+    w = is_write || qp->rx_msg == ERNIC_RX_WRITE;
+    if (synd == ERNIC_SYND_OPCODE_SEQ) {
+        code = w ? ERNIC_FATAL_WRITE_OPCODE_SEQ : ERNIC_FATAL_OPCODE_SEQ;
+    } else if (synd == ERNIC_SYND_PMTU) {
+        code = w ? ERNIC_FATAL_WRITE_LENGTH : ERNIC_FATAL_LENGTH;
     } else {
-        ErnicReadRes *r;
+        code = w ? ERNIC_FATAL_WRITE_SEQ_AND_LENGTH :
+                   ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH;
+    }
+    ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, synd);
+    return false;
+}
 
-        addr = 0;
-        code = pkt->dmalen ? ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
-                                                   pkt->dmalen, false, &addr)
-                           : 0;
+/* A SEND packet into the RQ buffer taken by its FIRST packet. */
+static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_rq_take(c, qpn)) {
+        ernic_rnr_nak(c, qpn, pkt);
+        return false;
+    }
+    if (pkt->paylen > qp->rq_size - qp->rq_off) {
+        /* Longer than an RQ buffer (docs/engine.md). */
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                         ERNIC_FATAL_LENGTH, 0);
+        return false;
+    }
+    if (!ernic_dma_write(c, qp->rq_addr + qp->rq_off, pkt->payload,
+                         pkt->paylen)) {
+        ernic_resp_dma_fault(c, qpn, pkt, "SEND data");
+        return false;
+    }
+    qp->rq_off += pkt->paylen;
+    ernic_count16(c, ERNIC_INSRRPKTCNT, false);
+    return true;
+}
+
+/* A WRITE packet, checked against the RETH of its FIRST packet. */
+static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
+                                  const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t code;
+
+    if (pkt->flags & ERNIC_OPF_FIRST) {
+        qp->wr_left = pkt->dmalen;
+        qp->wr_addr = 0;
+        code = pkt->dmalen ?
+               ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
+                                     pkt->dmalen, true, &qp->wr_addr) : 0;
         if (code) {
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
-            return;
+            return false;
         }
-        if (qp->rd_count == ERNIC_READ_RES) {
-            /* PG332 p.22: outstanding READ queue full. */
-            ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                             ERNIC_FATAL_READ_RESOURCES, 0);
-            return;
-        }
-        r = ernic_resp_queue_read(c, qpn, pkt, addr);
-        last_psn = (pkt->psn + r->npkts - 1) & ERNIC_PSN_MASK;
     }
+    if (pkt->paylen > qp->wr_left ||
+        ((pkt->flags & ERNIC_OPF_LAST) && pkt->paylen != qp->wr_left)) {
+        /* The packets do not add up to the RETH DMA length. */
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                         ERNIC_FATAL_WRITE_LENGTH, 0);
+        return false;
+    }
+    if (!ernic_dma_write(c, qp->wr_addr, pkt->payload, pkt->paylen)) {
+        ernic_resp_dma_fault(c, qpn, pkt, "WRITE data");
+        return false;
+    }
+    qp->wr_addr += pkt->paylen;
+    qp->wr_left -= pkt->paylen;
+    return true;
+}
 
+/*
+ * A READ request: checked, queued for responses (its MSN is set once it
+ * has taken one, ernic_resp_done()) and remembered for duplicates.
+ */
+static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    ErnicReadHist *h;
+    uint64_t addr = 0;
+    uint16_t code;
+
+    code = pkt->dmalen ? ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
+                                               pkt->dmalen, false, &addr)
+                       : 0;
+    if (code) {
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
+        return false;
+    }
+    if (qp->rd_count == ERNIC_READ_RES) {
+        /* PG332 p.22: outstanding READ queue full. */
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                         ERNIC_FATAL_READ_RESOURCES, 0);
+        return false;
+    }
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, addr);
+    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
+    h->psn = pkt->psn;
+    h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
+    return true;
+}
+
+/* After a request was executed: LSTRQREQi, MSN, RQ doorbell, ACK. */
+static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t f = pkt->flags, last_psn = pkt->psn;
+
+    if (f & ERNIC_OPF_READ) {
+        /* A READ request stands for the PSNs of all its responses. */
+        last_psn += ernic_read_npkts(c, qpn, pkt->dmalen) - 1;
+    }
     ernic_qp_set_reg(c, qpn, ERNIC_LSTRQREQ,
-                     last_psn | (uint32_t)pkt->opcode <<
-                     ERNIC_LSTRQREQ_OPCODE_SHIFT);
-    if (f & ERNIC_OPF_LAST) {
-        /* Each message, READ requests included, takes an MSN. */
-        ernic_qp_set_reg(c, qpn, ERNIC_STATMSN,
-                         (ernic_resp_msn(c, qpn) + 1) & ERNIC_PSN_MASK);
-        if (f & ERNIC_OPF_SEND) {
-            ernic_rq_produce(c, qpn);
-        }
-        if (f & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) {
-            /*
-             * ImmDt and invalidated R_Keys leave on the ieth_immdt_m_axis
-             * side band (PG332 Table 1-1), which is not modelled.
-             */
-            trace_ernic_rx_immdt(qpn, pkt->opcode, pkt->imm);
-        }
+                     (last_psn & ERNIC_PSN_MASK) |
+                     (uint32_t)pkt->opcode << ERNIC_LSTRQREQ_OPCODE_SHIFT);
+    if (!(f & ERNIC_OPF_LAST)) {
+        qp->rx_msg = (f & ERNIC_OPF_SEND) ? ERNIC_RX_SEND : ERNIC_RX_WRITE;
+        ernic_resp_ack(c, qpn, pkt);
+        return;
+    }
+    qp->rx_msg = ERNIC_RX_IDLE;
+    /* Each message, READ requests included, takes an MSN. */
+    ernic_qp_set_reg(c, qpn, ERNIC_STATMSN,
+                     (ernic_resp_msn(c, qpn) + 1) & ERNIC_PSN_MASK);
+    if ((f & ERNIC_OPF_SEND) && !ernic_rq_produce(c, qpn)) {
+        ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
+        return;
+    }
+    if (f & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) {
+        /*
+         * ImmDt and invalidated R_Keys leave on the ieth_immdt_m_axis
+         * side band (PG332 Table 1-1), which is not modelled.
+         */
+        trace_ernic_rx_immdt(qpn, pkt->opcode, pkt->imm);
     }
     if (f & ERNIC_OPF_READ) {
         qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].msn =
@@ -468,52 +566,83 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 }
 
 /*
+ * A request packet for an enabled QP: checks, each of which may end it
+ * with its PG332 reaction, then execution (as rxe_resp.c's states).
+ */
+void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    uint32_t f = pkt->flags;
+    bool ok;
+
+    if (!ernic_resp_check_psn(c, qpn, pkt) ||
+        !ernic_resp_check_opcode(c, qpn, pkt)) {
+        return;
+    }
+    if (f & ERNIC_OPF_SEND) {
+        ok = ernic_resp_exec_send(c, qpn, pkt);
+    } else if (f & ERNIC_OPF_WRITE) {
+        ok = ernic_resp_exec_write(c, qpn, pkt);
+    } else {
+        ok = ernic_resp_exec_read(c, qpn, pkt);
+    }
+    if (ok) {
+        ernic_resp_done(c, qpn, pkt);
+    }
+}
+
+/* The BTH opcode of READ response @i of @r. */
+static uint8_t ernic_read_resp_opcode(const ErnicReadRes *r, uint32_t i)
+{
+    if (r->npkts == 1) {
+        return IB_OPC_READ_RESP_ONLY;
+    }
+    if (i == 0) {
+        return IB_OPC_READ_RESP_FIRST;
+    }
+    return i + 1 == r->npkts ? IB_OPC_READ_RESP_LAST :
+                               IB_OPC_READ_RESP_MIDDLE;
+}
+
+/*
  * Send READ responses, oldest request first. Returns true when some are
  * still to be sent after this turn.
  */
 bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 {
     ErnicQP *qp = &c->qp[qpn];
-    static uint8_t f[ERNIC_MAX_FRAME];
-    uint32_t pmtu = ernic_qp_pmtu(c, qpn);
+    uint8_t *f = c->frame;
 
     while (qp->rd_count && *budget && !c->tx_blocked) {
         ErnicReadRes *r = &qp->rd[qp->rd_head];
-        uint32_t i = r->sent, off = i * pmtu;
-        uint32_t paylen = MIN(pmtu, r->len - off);
-        uint8_t opcode;
+        uint32_t i = r->sent, off = i * r->pmtu;
+        uint32_t paylen = MIN(r->pmtu, r->len - off);
+        uint8_t opcode = ernic_read_resp_opcode(r, i);
+        bool aeth = ernic_opcode_flags(opcode) & ERNIC_OPF_AETH;
         size_t end;
         ErnicPath path;
 
-        if (r->npkts == 1) {
-            opcode = IB_OPC_READ_RESP_ONLY;
-        } else if (i == 0) {
-            opcode = IB_OPC_READ_RESP_FIRST;
-        } else if (i + 1 == r->npkts) {
-            opcode = IB_OPC_READ_RESP_LAST;
-        } else {
-            opcode = IB_OPC_READ_RESP_MIDDLE;
-        }
+        (*budget)--;
         ernic_qp_path(c, qpn, &path);
         end = ernic_wire_build(f, &path, opcode, r->psn + i, false,
-                               (ernic_opcode_flags(opcode) & ERNIC_OPF_AETH) ?
-                               ERNIC_AETH_LEN : 0, paylen);
-        if (ernic_opcode_flags(opcode) & ERNIC_OPF_AETH) {
+                               aeth ? ERNIC_AETH_LEN : 0, paylen);
+        if (aeth) {
             ernic_wire_put_aeth(f + end, IB_AETH_CREDIT_INVALID, r->msn);
             end += ERNIC_AETH_LEN;
         }
-        if (paylen && pci_dma_read(c->owner, r->addr + off, f + end,
-                                   paylen) != MEMTX_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u READ source 0x%"
-                          PRIx64 " unreadable\n", qpn, r->addr + off);
-            memset(f + end, 0, paylen);
+        if (!ernic_dma_read(c, r->addr + off, f + end, paylen)) {
+            /* Nothing of the region is sent; the NAK takes its place. */
+            trace_ernic_qp_dma_fault(qpn, "READ source data");
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of READ source "
+                          "data failed: FATAL\n", qpn);
+            ernic_resp_send_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i);
+            ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
+            break;
         }
         end = ernic_wire_finish(f, end + paylen, paylen, path.ipv6);
         trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
                                  paylen);
         ernic_count32(c, ERNIC_OUTRDRSPPKTCNT);
         ernic_net_xmit(c, f, end);
-        (*budget)--;
         if (++r->sent == r->npkts) {
             qp->rd_head = (qp->rd_head + 1) % ERNIC_READ_RES;
             qp->rd_count--;
@@ -526,31 +655,31 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
  * QP1 receives MADs: the RQ buffer gets a 40-byte IP area (an IPv6 header,
  * or 20 zero bytes and an IPv4 header), then UDP, BTH, DETH and the MAD
  * (docs/engine.md; the layout the Xilinx drivers parse). There is no ACK:
- * QP1 traffic is unreliable datagrams, a full RQ drops the MAD.
+ * QP1 traffic is unreliable datagrams, a full RQ drops the MAD, and so
+ * does a failed DMA (traced).
  */
 void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
 {
+    ErnicQP *qp = &c->qp[ERNIC_QP_GSI];
     uint32_t qpn = ERNIC_QP_GSI;
     size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t rest = pkt->len - ERNIC_ICRC_LEN - pkt->l3 - iphl;
     uint8_t zero[ERNIC_GSI_IP_AREA] = { 0 };
-    uint64_t addr;
 
-    if (pkt->opcode != IB_OPC_UD_SEND_ONLY) {
+    if (pkt->opcode != IB_OPC_UD_SEND_ONLY || !ernic_rq_take(c, qpn) ||
+        ERNIC_GSI_IP_AREA + rest > qp->rq_size) {
         trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
         ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
-    if (ernic_rq_full(c, qpn) ||
-        ERNIC_GSI_IP_AREA + rest > ernic_rq_bufsize(c, qpn)) {
-        trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
-        ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
+    if (!ernic_dma_write(c, qp->rq_addr, zero, ERNIC_GSI_IP_AREA - iphl) ||
+        !ernic_dma_write(c, qp->rq_addr + ERNIC_GSI_IP_AREA - iphl,
+                         pkt->frame + pkt->l3, iphl + rest)) {
+        trace_ernic_qp_dma_fault(qpn, "a MAD");
         return;
     }
-    addr = ernic_rq_slot_addr(c, qpn);
-    ernic_dma_write(c, qpn, addr, zero, ERNIC_GSI_IP_AREA - iphl);
-    ernic_dma_write(c, qpn, addr + ERNIC_GSI_IP_AREA - iphl,
-                    pkt->frame + pkt->l3, iphl + rest);
     ernic_count16(c, ERNIC_INAMPKTCNT, true);
-    ernic_rq_produce(c, qpn);
+    if (!ernic_rq_produce(c, qpn)) {
+        trace_ernic_qp_dma_fault(qpn, "the RQ doorbell");
+    }
 }

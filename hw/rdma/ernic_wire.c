@@ -256,8 +256,13 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
             return 0;
         }
     } else {
-        size_t ihl = (f[pkt->l3] & 0xf) * 4;
+        size_t ihl;
 
+        /* The IHL byte is read only once the frame is known to hold it. */
+        if (len < pkt->l3 + ERNIC_IPV4_HLEN) {
+            return 0;
+        }
+        ihl = (f[pkt->l3] & 0xf) * 4;
         if (len < pkt->l3 + ihl + ERNIC_UDP_HLEN || ihl < ERNIC_IPV4_HLEN ||
             f[pkt->l3 + 9] != IP_PROTO_UDP ||
             lduw_be_p(f + pkt->l3 + ihl + 2) != ERNIC_ROCE_UDP_PORT) {
