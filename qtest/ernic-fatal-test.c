@@ -15,63 +15,6 @@
 
 #include "ernic-rig.h"
 
-#define ERRFLAG         (1u << ERNIC_CQE_ERRFLAG_SHIFT)
-#define CQE(op, wrid)   (((uint32_t)(op) << ERNIC_CQE_OPCODE_SHIFT) | (wrid))
-#define POLL_MAX        100000
-
-/* Poll a register as a driver does, stepping virtual time meanwhile. */
-static void poll_reg(Rig *r, int i, uint32_t off, uint32_t mask,
-                     uint32_t want)
-{
-    for (int k = 0; k < POLL_MAX; k++) {
-        if ((rd(r, i, off) & mask) == want) {
-            return;
-        }
-        qtest_clock_step(r->d[i].qts, 1000);
-    }
-    g_error("register 0x%x & 0x%x stayed 0x%x, want 0x%x", off, mask,
-            rd(r, i, off) & mask, want);
-}
-
-#define QOFF(qpn, reg)  (ERNIC_QP_OFFSET(qpn) + (reg))
-
-static void poll_cqhead_eq_sqpi(Rig *r, int i, uint32_t qpn)
-{
-    poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff,
-             qrd(r, i, qpn, ERNIC_SQPI));
-}
-
-/* A request from "device 0" to QP @dqpn of device 1, built by the test. */
-static size_t inject(Rig *r, uint8_t *f, uint8_t opcode, uint32_t dqpn,
-                     uint32_t psn, const uint8_t *ext, size_t ext_len,
-                     size_t paylen)
-{
-    uint8_t pay[4096];
-
-    fill(pay, paylen, psn);
-    return build_frame(f, &r->d[0], &r->d[1], opcode, dqpn, psn, true, ext,
-                       ext_len, pay, paylen);
-}
-
-/* A response from "device 1" to QP A of device 0, built by the test. */
-static size_t respond(Rig *r, uint8_t *f, uint8_t opcode, uint32_t psn,
-                      const uint8_t *ext, size_t ext_len, size_t paylen)
-{
-    uint8_t pay[4096];
-
-    fill(pay, paylen, psn);
-    return build_frame(f, &r->d[1], &r->d[0], opcode, QPN_A, psn, false, ext,
-                       ext_len, pay, paylen);
-}
-
-static uint8_t *reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
-{
-    stq_be_p(p, va);
-    stl_be_p(p + 8, rkey);
-    stl_be_p(p + 12, len);
-    return p;
-}
-
 static uint32_t errbuf_word(Rig *r, int i, uint32_t n, uint32_t off)
 {
     return qtest_readl(r->d[i].qts, DEV_BASE(i) + ERRBUF_OFF +

@@ -12,6 +12,8 @@
  */
 
 #include "ernic-rig.h"
+#include <sched.h>
+#include <sys/wait.h>
 
 static const uint32_t sizes[] = {
     1, 15, 16, 17, 255, 1023, 1024, 1025, 4096, 65536, 1024 * 1024,
@@ -981,7 +983,24 @@ static void test_netdev_user(void)
     arp_probe("user", 0x0a00020f, 0x0a000202, NULL);
 }
 
-/* tap: the host kernel answers for an address given to the tap. */
+/* Whether this process may make a network namespace of its own. */
+static bool can_unshare_net(void)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        _exit(unshare(CLONE_NEWNET) == 0 ? 0 : 1);
+    }
+    return pid > 0 && waitpid(pid, &status, 0) == pid &&
+           WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * tap: the host kernel answers for an address given to the tap. The tap,
+ * its address and QEMU live in a child process with a network namespace
+ * of its own, so the host's network configuration is never touched.
+ */
 static void test_netdev_tap(void)
 {
     g_autofree char *name = g_strdup_printf("ernict%d", getpid() % 100000);
@@ -990,11 +1009,19 @@ static void test_netdev_tap(void)
     g_autofree char *up = g_strdup_printf("ip addr add 10.231.0.1/24 dev %s "
                                           "&& ip link set %s up", name, name);
 
-    if (geteuid() != 0 || access("/dev/net/tun", R_OK | W_OK)) {
-        g_test_skip("tap needs root and /dev/net/tun");
+    if (g_test_subprocess()) {
+        g_assert_cmpint(unshare(CLONE_NEWNET), ==, 0);
+        arp_probe(nd, 0x0ae70002, 0x0ae70001, up);
         return;
     }
-    arp_probe(nd, 0x0ae70002, 0x0ae70001, up);
+    if (geteuid() != 0 || access("/dev/net/tun", R_OK | W_OK) ||
+        !can_unshare_net() || system("command -v ip >/dev/null 2>&1")) {
+        g_test_skip("tap needs root, /dev/net/tun, a network namespace "
+                    "and ip(8)");
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+    g_test_trap_assert_passed();
 }
 
 int main(int argc, char **argv)

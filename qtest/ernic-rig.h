@@ -580,4 +580,99 @@ static inline void assert_mem(Rig *r, uint64_t addr, const uint8_t *want,
     g_free(got);
 }
 
+/* CPU time (user + system) the QEMU process has used, in clock ticks. */
+static inline uint64_t qemu_cpu_ticks(QTestState *qts)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/stat", qtest_pid(qts));
+    g_autofree char *stat = NULL;
+    unsigned long utime = 0, stime = 0;
+    const char *p;
+
+    g_assert_true(g_file_get_contents(path, &stat, NULL, NULL));
+    /* Fields 14 and 15, counted after the ")" that ends field 2. */
+    p = strrchr(stat, ')');
+    g_assert_nonnull(p);
+    g_assert_cmpint(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+                           "%*u %lu %lu", &utime, &stime), ==, 2);
+    return utime + stime;
+}
+
+/*
+ * The main loop is idle: over @ms of wall time with nothing to do, QEMU
+ * used less than a fifth of a CPU. A bottom half that reschedules itself
+ * for ever (a spin) uses all of one.
+ */
+static inline void assert_idle(QTestState *qts, unsigned ms)
+{
+    uint64_t t0 = qemu_cpu_ticks(qts);
+    long hz = sysconf(_SC_CLK_TCK);
+
+    g_usleep(ms * 1000);
+    g_assert_cmpuint((qemu_cpu_ticks(qts) - t0) * 1000 / hz, <, ms / 5);
+}
+
+/*
+ * Helpers of the tests that play a peer (ernic-fatal-test.c,
+ * ernic-hardening-test.c)
+ */
+
+#define ERRFLAG         (1u << ERNIC_CQE_ERRFLAG_SHIFT)
+#define CQE(op, wrid)   (((uint32_t)(op) << ERNIC_CQE_OPCODE_SHIFT) | (wrid))
+#define POLL_MAX        100000
+
+/* Poll a register as a driver does, stepping virtual time meanwhile. */
+static inline void poll_reg(Rig *r, int i, uint32_t off, uint32_t mask,
+                            uint32_t want)
+{
+    for (int k = 0; k < POLL_MAX; k++) {
+        if ((rd(r, i, off) & mask) == want) {
+            return;
+        }
+        qtest_clock_step(r->d[i].qts, 1000);
+    }
+    g_error("register 0x%x & 0x%x stayed 0x%x, want 0x%x", off, mask,
+            rd(r, i, off) & mask, want);
+}
+
+#define QOFF(qpn, reg)  (ERNIC_QP_OFFSET(qpn) + (reg))
+
+static inline void poll_cqhead_eq_sqpi(Rig *r, int i, uint32_t qpn)
+{
+    poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff,
+             qrd(r, i, qpn, ERNIC_SQPI));
+}
+
+/* A request from "device 0" to QP @dqpn of device 1, built by the test. */
+static inline size_t inject(Rig *r, uint8_t *f, uint8_t opcode,
+                            uint32_t dqpn, uint32_t psn, const uint8_t *ext,
+                            size_t ext_len, size_t paylen)
+{
+    uint8_t pay[4096];
+
+    fill(pay, paylen, psn);
+    return build_frame(f, &r->d[0], &r->d[1], opcode, dqpn, psn, true, ext,
+                       ext_len, pay, paylen);
+}
+
+/* A response from "device 1" to QP A of device 0, built by the test. */
+static inline size_t respond(Rig *r, uint8_t *f, uint8_t opcode,
+                             uint32_t psn, const uint8_t *ext,
+                             size_t ext_len, size_t paylen)
+{
+    uint8_t pay[4096];
+
+    fill(pay, paylen, psn);
+    return build_frame(f, &r->d[1], &r->d[0], opcode, QPN_A, psn, false, ext,
+                       ext_len, pay, paylen);
+}
+
+static inline uint8_t *reth(uint8_t *p, uint64_t va, uint32_t rkey,
+                            uint32_t len)
+{
+    stq_be_p(p, va);
+    stl_be_p(p + 8, rkey);
+    stl_be_p(p + 12, len);
+    return p;
+}
+
 #endif /* ERNIC_RIG_H */

@@ -24,15 +24,28 @@ static void ernic_local_mac(ErnicCore *c, uint8_t *mac)
     stl_be_p(mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
 }
 
+/*
+ * A frame held for ernic_net_loopback_bh(), allocated to its exact size
+ * so that a sanitizer build sees any read past its end.
+ */
+typedef struct ErnicHeldFrame {
+    size_t len;
+    uint8_t data[];
+} ErnicHeldFrame;
+
 /* Queue a frame for ernic_net_loopback_bh(); dropped when it is full. */
 static void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len)
 {
+    ErnicHeldFrame *h;
+
     if (g_queue_get_length(&c->lo_queue) >= ERNIC_LOOPBACK_MAX) {
         trace_ernic_lo_drop(len);
         return;
     }
-    g_queue_push_tail(&c->lo_queue, g_byte_array_append(
-                      g_byte_array_sized_new(len), buf, len));
+    h = g_malloc(sizeof(*h) + len);
+    h->len = len;
+    memcpy(h->data, buf, len);
+    g_queue_push_tail(&c->lo_queue, h);
     qemu_bh_schedule(c->lo_bh);
 }
 
@@ -70,13 +83,13 @@ void ernic_core_tx_resume(ErnicCore *c)
 void ernic_net_loopback_bh(void *opaque)
 {
     ErnicCore *c = opaque;
-    unsigned n = ERNIC_LOOPBACK_MAX;
-    GByteArray *b;
+    unsigned n = g_queue_get_length(&c->lo_queue);
+    ErnicHeldFrame *h;
 
     /* Frames queued while delivering wait for the next turn. */
-    while (n-- && (b = g_queue_pop_head(&c->lo_queue))) {
-        ernic_net_rx(c, b->data, b->len);
-        g_byte_array_unref(b);
+    while (n-- && (h = g_queue_pop_head(&c->lo_queue))) {
+        ernic_net_rx(c, h->data, h->len);
+        g_free(h);
     }
     if (!g_queue_is_empty(&c->lo_queue)) {
         qemu_bh_schedule(c->lo_bh);
@@ -85,12 +98,8 @@ void ernic_net_loopback_bh(void *opaque)
 
 void ernic_net_reset(ErnicCore *c)
 {
-    GByteArray *b;
-
     qemu_bh_cancel(c->lo_bh);
-    while ((b = g_queue_pop_head(&c->lo_queue))) {
-        g_byte_array_unref(b);
-    }
+    g_queue_clear_full(&c->lo_queue, g_free);
     c->tx_blocked = false;
 }
 
