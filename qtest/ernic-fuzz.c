@@ -1,0 +1,774 @@
+/*
+ * Structure-aware fuzzer for ernic (docs/fuzzing.md). It drives both sides
+ * of two devices in one QEMU (normally the sanitizer build):
+ *
+ *  - the guest: register writes with hostile values, rings and doorbell
+ *    addresses in RAM, above it, at 0 and inside the devices' own BARs,
+ *    hostile queue depths, WQEs with any opcode, length and address,
+ *    doorbells, QP enable/disable/recovery, PMTU changes mid-traffic, PD
+ *    table entries, the Ethernet path, bus mastering and system reset;
+ *  - the wire (socketpair topology): frames between the devices dropped,
+ *    duplicated, reordered, corrupted (with or without a fixed ICRC),
+ *    truncated or extended, and frames of its own: RoCEv2 requests and
+ *    responses for any QP with mutated fields, QP1 MADs, non-RoCE frames;
+ *  - or, in the hub topology, devices joined by a QEMU hub, which delivers
+ *    synchronously.
+ *
+ * Action i is drawn from a generator seeded with (seed, i) alone, so any
+ * subset of actions can be replayed (--keep) and a failure minimised
+ * (scripts/fuzz-minimize.py). A failure is: QEMU dying (a sanitizer report,
+ * an abort, a signal), a qtest command not answered within --hang seconds,
+ * or the main loop busy with nothing to do (a spin).
+ *
+ * usage: ernic-fuzz --seed N [--actions N | --seconds N] [--num-qp N]
+ *                   [--hub] [--keep LIST] [--print] [--hang S]
+ * Exit: 0 no finding; 1 QEMU died (libqtest aborts); 2 hang; 3 spin.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "ernic-rig.h"
+
+typedef struct Fuzz {
+    Rig *r;
+    uint64_t seed;
+    uint64_t st;                /* generator of the current action */
+    uint32_t num_qp;
+    bool hub;
+    bool print;
+    uint32_t sqpi[NDEV][ERNIC_NUM_QP_MAX + 1];
+    uint32_t bar_cfg[NDEV][6];  /* BAR registers, restored after reset */
+    uint64_t frames;
+    uint8_t held[FRAME_MAX];
+    size_t held_len;
+    int held_from;
+} Fuzz;
+
+static uint64_t cur_action;
+static unsigned hang_s = 20;
+
+static void on_alarm(int sig)
+{
+    char msg[128];
+    int n = snprintf(msg, sizeof(msg), "FUZZ-HANG action %" PRIu64
+                     ": QEMU did not answer within %u s\n", cur_action,
+                     hang_s);
+
+    if (write(STDOUT_FILENO, msg, n)) {
+        /* nothing more to do */
+    }
+    _exit(2);
+}
+
+/* splitmix64 */
+static uint64_t rnd(Fuzz *z)
+{
+    uint64_t x = (z->st += 0x9e3779b97f4a7c15ULL);
+
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static uint32_t below(Fuzz *z, uint32_t n)
+{
+    return n ? rnd(z) % n : 0;
+}
+
+static bool chance(Fuzz *z, unsigned pct)
+{
+    return below(z, 100) < pct;
+}
+
+/* Actions between two checks that the main loop goes idle. */
+#define SPIN_CHECK_EVERY    4000
+
+#define PICK(z, ...) ({                                                  \
+    const uint64_t v_[] = { __VA_ARGS__ };                               \
+    v_[below(z, ARRAY_SIZE(v_))];                                        \
+})
+
+/* An address for the device to DMA to or from. */
+static uint64_t any_addr(Fuzz *z, int dev)
+{
+    Dev *d = &z->r->d[dev];
+
+    switch (below(z, 12)) {
+    case 0:
+        return d->bar.addr + below(z, ERNIC_REG_WINDOW_SIZE / 4) * 4;
+    case 1:
+        return d->bar.addr + ERNIC_QP_OFFSET(1 + below(z, z->num_qp)) +
+               PICK(z, ERNIC_QPCONF, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
+                    ERNIC_STATQP, ERNIC_QDEPTH);
+    case 2:
+        return z->r->d[1 - dev].bar.addr + below(z, 0x40000);
+    case 3:
+        return d->eth.addr + below(z, ERNIC_ETH_BAR_SIZE);
+    case 4:
+        return PICK(z, 0, 0x40000000ULL, 0xfff0000000000ULL,
+                    0xfffffffffffff000ULL, 0x1fffffffULL, 0xfee00000ULL);
+    case 5:
+        return rnd(z);
+    default:
+        return DEV_BASE(dev) + (below(z, 0x2000000) & ~(uint64_t)
+                                PICK(z, 0, 3, 0xfff));
+    }
+}
+
+static uint32_t any_len(Fuzz *z, uint32_t pmtu)
+{
+    return PICK(z, 0, 1, 15, 16, 17, 255, 256, 1023, 1024, 1025, 4096,
+                65536, 8 << 20, (8 << 20) + 1, 0xffffffffu, pmtu - 1, pmtu,
+                pmtu + 1, 3 * pmtu, 100, 3000, 70000);
+}
+
+static uint32_t any_qpn(Fuzz *z)
+{
+    if (chance(z, 70)) {
+        return PICK(z, QPN_A, QPN_B, 4, 1);
+    }
+    return 1 + below(z, z->num_qp);
+}
+
+static uint32_t any_val(Fuzz *z)
+{
+    switch (below(z, 6)) {
+    case 0:
+        return PICK(z, 0, 1, 2, 0xffffffffu, 0xffff, 0x10000, 0x80000000u);
+    case 1:
+        return below(z, 16);
+    case 2:
+        return 1u << below(z, 32);
+    default:
+        return rnd(z);
+    }
+}
+
+static void log_action(Fuzz *z, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void log_action(Fuzz *z, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!z->print) {
+        return;
+    }
+    printf("A%" PRIu64 " ", cur_action);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+/*
+ * Guest actions
+ */
+
+static const uint32_t qp_regs[] = {
+    ERNIC_QPCONF, ERNIC_QPADVCONF, ERNIC_RQBA, ERNIC_RQBAMSB, ERNIC_SQBA,
+    ERNIC_SQBAMSB, ERNIC_CQBA, ERNIC_CQBAMSB, ERNIC_RQWPTRDBADD,
+    ERNIC_RQWPTRDBADDMSB, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, ERNIC_CQHEAD,
+    ERNIC_RQCI, ERNIC_SQPI, ERNIC_QDEPTH, ERNIC_SQPSN, ERNIC_LSTRQREQ,
+    ERNIC_DESTQPCONF, ERNIC_MACDESADDMSB, ERNIC_MACDESADDLSB,
+    ERNIC_IPDESADDR1, ERNIC_TIMEOUTCONF, ERNIC_STATSSN, ERNIC_STATMSN,
+    ERNIC_STATQP, ERNIC_STATCURSQPTR, ERNIC_STATRESPSN, ERNIC_STATRQBUFCA,
+    ERNIC_STATWQE, ERNIC_STATRQPIDB, ERNIC_PD,
+};
+
+static const uint32_t g_regs[] = {
+    ERNIC_XRNICCONF, ERNIC_XRNICADCONF, ERNIC_INTEN, ERNIC_INTSTS,
+    ERNIC_ERRBUFBA, ERNIC_ERRBUFBAMSB, ERNIC_ERRBUFSZ, ERNIC_IPKTERRQBA,
+    ERNIC_IPKTERRQBAMSB, ERNIC_IPKTERRQSZ, ERNIC_IPv4XADD, ERNIC_MACXADDLSB,
+    ERNIC_MACXADDMSB,
+};
+
+static void act_reg(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t off, val = any_val(z);
+
+    if (chance(z, 70)) {
+        uint32_t qpn = any_qpn(z);
+
+        off = ERNIC_QP_OFFSET(qpn) + qp_regs[below(z, ARRAY_SIZE(qp_regs))];
+    } else if (chance(z, 50)) {
+        off = g_regs[below(z, ARRAY_SIZE(g_regs))];
+    } else {
+        off = below(z, ERNIC_REG_WINDOW_SIZE);
+    }
+    log_action(z, "reg dev%d 0x%x <- 0x%x", dev, off, val);
+    if (off & 3 || chance(z, 3)) {
+        qpci_io_writeb(z->r->d[dev].pci, z->r->d[dev].bar, off, val);
+    } else {
+        wr(z->r, dev, off, val);
+    }
+}
+
+static void act_ring(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t qpn = any_qpn(z);
+    uint64_t a = any_addr(z, dev);
+    static const uint32_t lo[] = {
+        ERNIC_SQBA, ERNIC_CQBA, ERNIC_RQBA, ERNIC_CQDBADD, ERNIC_RQWPTRDBADD,
+    };
+    int k = below(z, ARRAY_SIZE(lo));
+
+    log_action(z, "ring dev%d QP%u reg 0x%x = 0x%" PRIx64, dev, qpn, lo[k],
+               a);
+    wr64(z->r, dev, qpn, lo[k], lo[k] + 4, a);
+}
+
+static void act_qpconf(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t qpn = any_qpn(z);
+    uint32_t v = qrd(z->r, dev, qpn, ERNIC_QPCONF);
+
+    switch (below(z, 6)) {
+    case 0:
+        v = (v & ~ERNIC_QPCONF_PMTU_MASK) |
+            (below(z, 8) << ERNIC_QPCONF_PMTU_SHIFT);
+        break;
+    case 1:
+        v ^= ERNIC_QPCONF_QP_EN;
+        break;
+    case 2:
+        v ^= ERNIC_QPCONF_UNDER_RECOVERY;
+        break;
+    case 3:
+        v = (v & 0xffff) | (any_val(z) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
+        break;
+    case 4:
+        qwr(z->r, dev, qpn, ERNIC_QDEPTH,
+            PICK(z, 0, 1, 2, 0xffff, 0x10001, 0xffffffffu, 0x40040,
+                 0x20010, rnd(z)));
+        log_action(z, "qdepth dev%d QP%u", dev, qpn);
+        return;
+    default:
+        v = any_val(z);
+        break;
+    }
+    log_action(z, "qpconf dev%d QP%u = 0x%x", dev, qpn, v);
+    qwr(z->r, dev, qpn, ERNIC_QPCONF, v);
+}
+
+static void act_post(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t qpn = chance(z, 80) ? (dev ? QPN_B : QPN_A) : any_qpn(z);
+    uint8_t wqe[ERNIC_WQE_SIZE];
+    uint32_t depth = SQ_DEPTH, n = 1 + (chance(z, 20) ? below(z, 20) : 0);
+    uint64_t sq = DEV_BASE(dev) + SQ_OFF +
+                  (qpn == 4 ? 0x200000 : qpn == QPN_A || qpn == QPN_B ? 0 :
+                   0x400000);
+
+    for (uint32_t k = 0; k < n; k++) {
+        uint8_t op = chance(z, 90) ?
+                     PICK(z, ERNIC_OP_WRITE, ERNIC_OP_WRITE_IMM, ERNIC_OP_SEND,
+                          ERNIC_OP_SEND_IMM, ERNIC_OP_READ,
+                          ERNIC_OP_SEND_INV) : below(z, 256);
+
+        for (int b = 0; b < ERNIC_WQE_SIZE; b += 8) {
+            stq_le_p(wqe + b, rnd(z));
+        }
+        wqe[ERNIC_WQE_OPCODE] = op;
+        stq_le_p(&wqe[ERNIC_WQE_LADDR], chance(z, 75) ?
+                 DEV_BASE(dev) + SRC_OFF + below(z, 0x100000) :
+                 any_addr(z, dev));
+        stl_le_p(&wqe[ERNIC_WQE_LENGTH], chance(z, 60) ? below(z, 5000) :
+                 any_len(z, 1024));
+        stq_le_p(&wqe[ERNIC_WQE_ROFFSET], chance(z, 75) ?
+                 MR_VA + below(z, MR_LEN) : rnd(z));
+        stl_le_p(&wqe[ERNIC_WQE_RTAG], chance(z, 80) ? RKEY : any_val(z));
+        qtest_memwrite(z->r->qts, sq + (z->sqpi[dev][qpn] % depth) *
+                       ERNIC_WQE_SIZE, wqe, sizeof(wqe));
+        z->sqpi[dev][qpn]++;
+    }
+    log_action(z, "post dev%d QP%u x%u sqpi %u", dev, qpn, n,
+               z->sqpi[dev][qpn]);
+    qwr(z->r, dev, qpn, ERNIC_SQPI, chance(z, 90) ?
+        z->sqpi[dev][qpn] % depth : any_val(z));
+}
+
+static void act_recv(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t qpn = chance(z, 80) ? (dev ? QPN_B : QPN_A) : any_qpn(z);
+
+    /* Give back what was received, as a driver does (or garbage). */
+    qwr(z->r, dev, qpn, ERNIC_RQCI, chance(z, 90) ?
+        qrd(z->r, dev, qpn, ERNIC_STATRQPIDB) : any_val(z));
+    log_action(z, "rqci dev%d QP%u", dev, qpn);
+}
+
+static void act_pdt(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t idx = chance(z, 50) ? MR_INDEX : below(z, ERNIC_PDT_ENTRIES);
+    static const uint32_t regs[] = {
+        ERNIC_PDPDNUM, ERNIC_VIRTADDRLSB, ERNIC_VIRTADDRMSB,
+        ERNIC_BUFBASEADDRLSB, ERNIC_BUFBASEADDRMSB, ERNIC_BUFRKEY,
+        ERNIC_WRRDBUFLEN, ERNIC_ACCESSDESC,
+    };
+    uint32_t reg = regs[below(z, ARRAY_SIZE(regs))];
+    uint32_t val = reg == ERNIC_BUFBASEADDRLSB ? (uint32_t)any_addr(z, dev) :
+                   any_val(z);
+
+    log_action(z, "pdt dev%d [%u] 0x%x = 0x%x", dev, idx, reg, val);
+    wr(z->r, dev, ERNIC_PDT_OFFSET(idx) + reg, val);
+}
+
+static void act_eth(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    Dev *d = &z->r->d[dev];
+    static const uint32_t regs[] = {
+        ERNIC_ETH_CTRL, ERNIC_ETH_TXBA, ERNIC_ETH_TXBAMSB, ERNIC_ETH_TXSZ,
+        ERNIC_ETH_TXPI, ERNIC_ETH_RXBA, ERNIC_ETH_RXBAMSB, ERNIC_ETH_RXSZ,
+        ERNIC_ETH_RXPI, ERNIC_ETH_INTEN, ERNIC_ETH_INTSTS,
+    };
+    uint32_t reg = regs[below(z, ARRAY_SIZE(regs))];
+    uint32_t val = reg == ERNIC_ETH_TXBA || reg == ERNIC_ETH_RXBA ?
+                   (uint32_t)any_addr(z, dev) : any_val(z);
+
+    if (chance(z, 30)) {
+        /* A descriptor with a hostile address and length. */
+        uint8_t desc[16];
+
+        stq_le_p(desc, any_addr(z, dev));
+        stq_le_p(desc + 8, rnd(z));
+        qtest_memwrite(z->r->qts, DEV_BASE(dev) + ETH_TX_OFF +
+                       below(z, 64) * 16, desc, 16);
+    }
+    log_action(z, "eth dev%d 0x%x = 0x%x", dev, reg, val);
+    qpci_io_writel(d->pci, d->eth, reg, val);
+}
+
+/* Bus mastering off and on, or a system reset (BARs restored after). */
+static void act_reset(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+
+    if (chance(z, 70)) {
+        log_action(z, "bus-master dev%d off/on", dev);
+        qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
+                           PCI_COMMAND_MEMORY);
+        qtest_clock_step(z->r->qts, below(z, 100000));
+        qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
+                           PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+        return;
+    }
+    log_action(z, "system_reset");
+    qtest_qmp_assert_success(z->r->qts, "{'execute': 'system_reset'}");
+    for (int i = 0; i < NDEV; i++) {
+        for (int b = 0; b < 6; b++) {
+            qpci_config_writel(z->r->d[i].pci, PCI_BASE_ADDRESS_0 + 4 * b,
+                               z->bar_cfg[i][b]);
+        }
+        qpci_config_writew(z->r->d[i].pci, PCI_COMMAND,
+                           PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+        memset(z->sqpi[i], 0, sizeof(z->sqpi[i]));
+    }
+}
+
+/*
+ * A QP pair starts again as a driver recovers it (PG332 ch.6, in short):
+ * disabled, its pointers zeroed under the software override, its
+ * configuration written afresh and enabled, so that traffic flows again
+ * after the hostile actions stopped it.
+ */
+static void act_revive(Fuzz *z)
+{
+    QpCfg cfg = default_cfg;
+    bool four = chance(z, 30);
+    uint32_t q[NDEV] = { four ? 4 : QPN_A, four ? 4 : QPN_B };
+    uint32_t psn = rnd(z) & 0xffffff, rpsn = rnd(z) & 0xffffff;
+    static const uint32_t zeroed[] = {
+        ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_STATCURSQPTR, ERNIC_RQCI,
+        ERNIC_STATRQPIDB,
+    };
+
+    cfg.rqbuf = 4096;
+    cfg.rq_depth = 8;
+    cfg.pmtu = four ? ERNIC_PMTU_4096 : below(z, 5);
+    log_action(z, "revive QP%u/QP%u PMTU code %u", q[0], q[1], cfg.pmtu);
+    for (int i = 0; i < NDEV; i++) {
+        qwr(z->r, i, q[i], ERNIC_QPCONF, 0);
+        wr(z->r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
+        for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
+            qwr(z->r, i, q[i], zeroed[k], 0);
+        }
+        wr(z->r, i, ERNIC_XRNICADCONF, 0);
+        z->sqpi[i][q[i]] = 0;
+        setup_qp(z->r, i, q[i], 1 - i, q[1 - i], i ? rpsn : psn,
+                 i ? psn : rpsn, &cfg, DEV_BASE(i) + (four ? 0x200000 : 0));
+    }
+    for (int i = 0; i < NDEV; i++) {
+        setup_global(z->r, i, below(z, 4));
+    }
+}
+
+/*
+ * Wire actions
+ */
+
+static void fix_checksums(uint8_t *f, size_t len)
+{
+    if (len >= F_EXT + 4 && lduw_be_p(f + 12) == 0x0800 && f[F_IP] == 0x45) {
+        stw_be_p(f + F_IP + 10, 0);
+        stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+        if (lduw_be_p(f + F_IP + 2) + 14 == len) {
+            stl_le_p(f + len - 4, test_icrc(f, len));
+        }
+    }
+}
+
+/* Mutate a frame in place; returns its new length. */
+static size_t mutate(Fuzz *z, uint8_t *f, size_t len)
+{
+    switch (below(z, 5)) {
+    case 0:
+        return below(z, len + 1);                   /* truncated */
+    case 1:
+        if (len + 64 <= FRAME_MAX) {
+            for (int k = 0; k < 64; k++) {
+                f[len + k] = rnd(z);
+            }
+            len += below(z, 65);                    /* extended */
+        }
+        return len;
+    default:
+        for (int n = 1 + below(z, 4); n > 0 && len; n--) {
+            size_t at = chance(z, 70) ? below(z, MIN(len, F_EXT + 20)) :
+                        below(z, len);
+
+            f[at] ^= 1u << below(z, 8);
+            if (chance(z, 30)) {
+                f[at] = rnd(z);
+            }
+        }
+        if (chance(z, 70)) {
+            fix_checksums(f, len);
+        }
+        return len;
+    }
+}
+
+/* Move the frames both devices sent, each dropped, duplicated, held back
+ * (reordered), mutated or forwarded. */
+static void act_wire(Fuzz *z)
+{
+    uint8_t f[FRAME_MAX + 64];
+    size_t len;
+    unsigned moved = 0;
+
+    for (int i = 0; i < NDEV; i++) {
+        int to = z->r->d[1 - i].fd;
+
+        while (moved < 256 && wire_read(z->r->d[i].fd, f, &len)) {
+            unsigned v = below(z, 100);
+
+            moved++;
+            z->frames++;
+            if (v < 8) {
+                continue;                           /* dropped */
+            }
+            if (v < 14 && !z->held_len) {
+                memcpy(z->held, f, len);
+                z->held_len = len;
+                z->held_from = i;
+                continue;
+            }
+            if (v < 30) {
+                len = mutate(z, f, len);
+            }
+            if (len) {
+                wire_write(to, f, len);
+            }
+            if (v >= 30 && v < 36 && len) {
+                wire_write(to, f, len);             /* duplicated */
+            }
+        }
+    }
+    if (z->held_len && chance(z, 50)) {
+        wire_write(z->r->d[1 - z->held_from].fd, z->held, z->held_len);
+        z->held_len = 0;
+    }
+    log_action(z, "wire %u frames", moved);
+}
+
+/* A frame of the fuzzer's own making, as a peer (or a stranger) would. */
+static void act_inject(Fuzz *z)
+{
+    int to = below(z, NDEV);
+    Dev *dst = &z->r->d[to], *src = &z->r->d[1 - to];
+    uint8_t f[FRAME_MAX + 64], ext[32], pay[4200];
+    uint8_t op = chance(z, 85) ? PICK(z, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
+                                      0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
+                                      0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
+                                      0x12, 0x13, 0x14, 0x16, 0x17, 0x64,
+                                      0x65) : below(z, 256);
+    uint32_t dqpn = chance(z, 70) ? (to ? QPN_B : QPN_A) : any_qpn(z);
+    uint32_t psn = (PICK(z, PSN_A, PSN_B, 0, 0xffffff, rnd(z)) +
+                    (chance(z, 70) ? below(z, 8) : below(z, 4096))) &
+                   0xffffff;
+    size_t ext_len = PICK(z, 0, 4, 8, 16, 20, 28), paylen, len;
+
+    for (size_t k = 0; k < sizeof(ext); k += 8) {
+        stq_be_p(ext + k, rnd(z));
+    }
+    if (ext_len >= 16 && chance(z, 70)) {
+        reth(ext, MR_VA + below(z, MR_LEN), chance(z, 80) ? RKEY : rnd(z),
+             chance(z, 60) ? below(z, 8192) : any_len(z, 1024));
+    }
+    if (ext_len == 4 && chance(z, 60)) {
+        stl_be_p(ext, (uint32_t)PICK(z, 0x1f, 0x00, 0x21, 0x3f, 0x60, 0x61,
+                                     0x62, 0x63, 0x65, 0x40) << 24 | 1);
+    }
+    paylen = chance(z, 50) ? PICK(z, 0, 1, 4, 256, 512, 1024, 2048, 4096) :
+             below(z, 4200);
+    for (size_t k = 0; k < paylen; k++) {
+        pay[k] = rnd(z);
+    }
+    len = build_frame(f, src, dst, op, dqpn, psn, chance(z, 50), ext, ext_len,
+                      pay, paylen);
+    if (chance(z, 20)) {
+        len = mutate(z, f, len);
+    }
+    log_action(z, "inject to dev%d op 0x%x QP%u PSN 0x%x len %zu", to, op,
+               dqpn, psn, len);
+    if (len) {
+        wire_write(dst->fd, f, len);
+    }
+}
+
+static void act_clock(Fuzz *z)
+{
+    int64_t ns = PICK(z, 1000, 10000, 100000, 1000000, 10000000, 100000000);
+
+    log_action(z, "clock +%" PRId64 " ns", ns);
+    qtest_clock_step(z->r->qts, ns);
+}
+
+static void act_read(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+
+    rd(z->r, dev, ERNIC_QP_OFFSET(any_qpn(z)) +
+       qp_regs[below(z, ARRAY_SIZE(qp_regs))]);
+    rd(z->r, dev, g_regs[below(z, ARRAY_SIZE(g_regs))]);
+}
+
+typedef struct Action {
+    void (*fn)(Fuzz *z);
+    unsigned weight;
+    bool wire;                  /* needs the socketpair topology */
+} Action;
+
+static const Action actions[] = {
+    { act_post, 22, false }, { act_wire, 22, true },
+    { act_inject, 14, true }, { act_clock, 10, false },
+    { act_reg, 8, false }, { act_recv, 6, false }, { act_qpconf, 5, false },
+    { act_ring, 4, false }, { act_pdt, 3, false }, { act_eth, 3, false },
+    { act_read, 2, false }, { act_reset, 1, false },
+    { act_revive, 4, false },
+};
+
+static void run_action(Fuzz *z, uint64_t i)
+{
+    unsigned total = 0, w;
+
+    z->st = z->seed * 0x9e3779b97f4a7c15ULL ^ (i + 1) * 0xd1b54a32d192ed03ULL;
+    for (size_t k = 0; k < ARRAY_SIZE(actions); k++) {
+        total += actions[k].weight;
+    }
+    w = below(z, total);
+    for (size_t k = 0; k < ARRAY_SIZE(actions); k++) {
+        if (w < actions[k].weight) {
+            if (actions[k].wire && z->hub) {
+                act_clock(z);
+            } else {
+                actions[k].fn(z);
+            }
+            return;
+        }
+        w -= actions[k].weight;
+    }
+}
+
+/*
+ * The main loop has nothing to do once the wire is quiet: it must go
+ * idle within @settle_s seconds (a bounded backlog may take that long).
+ *
+ * Virtual time is moved on by 10 s first: with the qtest accelerator it
+ * stands still, and the main loop polls with the timeout of the nearest
+ * virtual timer, so a pending 8 us timer would look like a spin. After
+ * that, only timers that no count limits are left, and they wait at
+ * least 1 ms (ernic_comp.c).
+ */
+static bool settles(Fuzz *z, unsigned settle_s)
+{
+    long hz = sysconf(_SC_CLK_TCK);
+
+    alarm(hang_s);
+    for (int k = 0; k < 100; k++) {
+        qtest_clock_step(z->r->qts, 100 * 1000 * 1000);
+    }
+    alarm(0);
+
+    for (unsigned k = 0; k < settle_s * 4; k++) {
+        uint64_t t0 = qemu_cpu_ticks(z->r->qts);
+
+        g_usleep(250000);
+        if ((qemu_cpu_ticks(z->r->qts) - t0) * 1000 / hz < 100) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void setup(Fuzz *z)
+{
+    QpCfg cfg = default_cfg;
+    g_autofree char *extra = g_strdup_printf("-global ernic.num-qp=%u",
+                                             z->num_qp);
+
+    if (z->hub) {
+        Rig *r = g_new0(Rig, 1);
+        QPCIBus *bus;
+
+        r->qts = qtest_initf("-M q35 -nodefaults -m 512 "
+                             "-netdev hubport,id=h0,hubid=0 "
+                             "-netdev hubport,id=h1,hubid=0 "
+                             "-device ernic,addr=04.0,netdev=h0,num-qp=%u,"
+                             "mac=52:54:00:e3:32:00 "
+                             "-device ernic,addr=05.0,netdev=h1,num-qp=%u,"
+                             "mac=52:54:00:e3:32:01", z->num_qp, z->num_qp);
+        bus = qpci_new_pc(r->qts, NULL);
+        for (int i = 0; i < NDEV; i++) {
+            rig_attach(r, i, r->qts, bus);
+            r->d[i].fd = -1;
+        }
+        z->r = r;
+    } else {
+        z->r = rig_start(extra);
+    }
+    cfg.rqbuf = 4096;
+    cfg.rq_depth = 8;
+    connect_pair(z->r, &cfg);
+    cfg.pmtu = ERNIC_PMTU_4096;
+    setup_qp(z->r, 0, 4, 1, 4, 100, 200, &cfg, DEV_BASE(0) + 0x200000);
+    setup_qp(z->r, 1, 4, 0, 4, 200, 100, &cfg, DEV_BASE(1) + 0x200000);
+    for (int i = 0; i < NDEV; i++) {
+        for (int b = 0; b < 6; b++) {
+            z->bar_cfg[i][b] = qpci_config_readl(z->r->d[i].pci,
+                                                 PCI_BASE_ADDRESS_0 + 4 * b);
+        }
+        put_pattern(z->r, DEV_BASE(i) + SRC_OFF, 0x100000, i);
+    }
+}
+
+static bool keep_action(const char *keep, uint64_t i)
+{
+    g_auto(GStrv) parts = NULL;
+
+    if (!keep) {
+        return true;
+    }
+    parts = g_strsplit(keep, ",", -1);
+    for (int k = 0; parts[k]; k++) {
+        uint64_t lo, hi;
+
+        if (sscanf(parts[k], "%" SCNu64 "-%" SCNu64, &lo, &hi) == 2) {
+            if (i >= lo && i <= hi) {
+                return true;
+            }
+        } else if (sscanf(parts[k], "%" SCNu64, &lo) == 1 && i == lo) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    Fuzz z = { .num_qp = 32 };
+    uint64_t n_actions = 0, i;
+    double seconds = 0;
+    const char *keep = NULL;
+    gint64 t0, last;
+    int k;
+
+    for (k = 1; k < argc; k++) {
+        if (!strcmp(argv[k], "--seed") && k + 1 < argc) {
+            z.seed = g_ascii_strtoull(argv[++k], NULL, 0);
+        } else if (!strcmp(argv[k], "--actions") && k + 1 < argc) {
+            n_actions = g_ascii_strtoull(argv[++k], NULL, 0);
+        } else if (!strcmp(argv[k], "--seconds") && k + 1 < argc) {
+            seconds = g_ascii_strtod(argv[++k], NULL);
+        } else if (!strcmp(argv[k], "--num-qp") && k + 1 < argc) {
+            z.num_qp = g_ascii_strtoull(argv[++k], NULL, 0);
+        } else if (!strcmp(argv[k], "--keep") && k + 1 < argc) {
+            keep = argv[++k];
+        } else if (!strcmp(argv[k], "--hang") && k + 1 < argc) {
+            hang_s = g_ascii_strtoull(argv[++k], NULL, 0);
+        } else if (!strcmp(argv[k], "--hub")) {
+            z.hub = true;
+        } else if (!strcmp(argv[k], "--print")) {
+            z.print = true;
+        } else {
+            fprintf(stderr, "ernic-fuzz: unknown argument '%s'\n", argv[k]);
+            return 64;
+        }
+    }
+    if (!n_actions && !seconds) {
+        n_actions = 10000;
+    }
+    if (z.num_qp < 8 || z.num_qp > ERNIC_NUM_QP_MAX) {
+        fprintf(stderr, "ernic-fuzz: --num-qp must be 8..%d\n",
+                ERNIC_NUM_QP_MAX);
+        return 64;
+    }
+    signal(SIGALRM, on_alarm);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("FUZZ-START seed %" PRIu64 " num-qp %u topology %s\n", z.seed,
+           z.num_qp, z.hub ? "hub" : "wire");
+    alarm(hang_s * 3);
+    setup(&z);
+    t0 = last = g_get_monotonic_time();
+    for (i = 0; n_actions ? i < n_actions :
+         g_get_monotonic_time() - t0 < seconds * G_USEC_PER_SEC; i++) {
+        cur_action = i;
+        alarm(hang_s);
+        if (keep_action(keep, i)) {
+            run_action(&z, i);
+        }
+        if (i % SPIN_CHECK_EVERY == SPIN_CHECK_EVERY - 1) {
+            alarm(0);
+            if (!settles(&z, 30)) {
+                printf("FUZZ-SPIN after action %" PRIu64 ": the main loop "
+                       "stays busy with nothing to do\n", i);
+                return 3;
+            }
+        }
+        if (g_get_monotonic_time() - last > 10 * G_USEC_PER_SEC) {
+            last = g_get_monotonic_time();
+            printf("FUZZ-PROGRESS seed %" PRIu64 " actions %" PRIu64
+                   " frames %" PRIu64 "\n", z.seed, i + 1, z.frames);
+        }
+    }
+    cur_action = i;
+    alarm(0);
+    if (!settles(&z, 30)) {
+        printf("FUZZ-SPIN after action %" PRIu64 ": the main loop stays "
+               "busy with nothing to do\n", i);
+        return 3;
+    }
+    alarm(hang_s);
+    rd(z.r, 0, ERNIC_XRNICCONF);
+    rig_stop(z.r);
+    printf("FUZZ-DONE seed %" PRIu64 " actions %" PRIu64 " frames %" PRIu64
+           " seconds %.1f\n", z.seed, i, z.frames,
+           (g_get_monotonic_time() - t0) / (double)G_USEC_PER_SEC);
+    return 0;
+}
