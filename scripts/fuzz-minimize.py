@@ -78,6 +78,17 @@ def main():
     keep = list(range(n))
     print(f"minimize: {want} at action {n - 1}; {n} actions to reduce")
     t0, chunks = time.time(), 2
+    # Most findings need only the last few actions: try short tails first.
+    for w in (1, 10, 100, 1000, 10000):
+        if w >= n:
+            break
+        tail = list(range(n - w, n))
+        got, _ = kind(fuzzer, base + ["--actions", str(n),
+                                      "--keep", ranges(tail)])
+        if got == want:
+            keep = tail
+            print(f"minimize: the last {w} actions are enough")
+            break
     while len(keep) > 1 and time.time() - t0 < BUDGET_S:
         size = max(1, len(keep) // chunks)
         reduced = False

@@ -266,6 +266,9 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
 static void ernic_qp_written(ErnicCore *c, uint32_t qpn, hwaddr off,
                              uint32_t old)
 {
+    if (off == ERNIC_SQPI || off == ERNIC_QPCONF || off == ERNIC_QDEPTH) {
+        c->qp[qpn].db_warned = false;
+    }
     switch (off) {
     case ERNIC_SQPI:
         ernic_sq_doorbell(c, qpn);

@@ -95,6 +95,7 @@ typedef struct ErnicQP {
     struct ErnicCore *core;
     uint32_t qpn;
     ErnicQpState state;         /* as last traced */
+    bool db_warned;             /* ernic_req_can_run() has logged */
     /*
      * Send queue position of the next WQE to fetch, as a slot index
      * (0 .. SQ depth - 1). Not a register: STATCURSQPTRi reports it.

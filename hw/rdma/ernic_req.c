@@ -332,10 +332,16 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
     ernic_net_xmit(c, f, pkt.len);
 }
 
-/* A QP whose transmit side may run. */
+/*
+ * A QP whose transmit side may run. Why it may not is logged once per
+ * guest write of SQPIi, QPCONFi or QDEPTHi: ACKs from the peer ask again
+ * for every packet, and the peer must not be able to flood the log.
+ */
 static bool ernic_req_can_run(ErnicCore *c, uint32_t qpn, uint16_t depth)
 {
+    ErnicQP *qp = &c->qp[qpn];
     uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
+    const char *why;
 
     if (!(ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) ||
         !(qpconf & ERNIC_QPCONF_QP_EN)) {
@@ -343,17 +349,19 @@ static bool ernic_req_can_run(ErnicCore *c, uint32_t qpn, uint16_t depth)
         return false;
     }
     if (!(qpconf & ERNIC_QPCONF_HW_HS_DIS)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u SQPI doorbell while in "
-                      "hardware-handshake mode (QPCONF[4]=0); the emulated "
-                      "device has no handshake ports\n", qpn);
-        return false;
+        why = "in hardware-handshake mode (QPCONF[4]=0); the emulated "
+              "device has no handshake ports";
+    } else if (depth < 2) {
+        why = "with an SQ depth below 2";
+    } else {
+        return true;
     }
-    if (depth < 2) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u SQPI doorbell with SQ "
-                      "depth %u\n", qpn, depth);
-        return false;
+    if (!qp->db_warned) {
+        qp->db_warned = true;
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u SQPI doorbell %s\n", qpn,
+                      why);
     }
-    return true;
+    return false;
 }
 
 /*
