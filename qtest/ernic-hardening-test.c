@@ -564,6 +564,49 @@ static void test_truncated_frames(void)
     rig_stop(r);
 }
 
+/*
+ * Found by the wire-fault soak: duplicates of READs still being answered
+ * took resources of their own, until a new READ found none: FATAL 0x10.
+ * Ten READs of 1 MiB, eight duplicates of the first, then an eleventh
+ * READ, all in one burst: the eleventh is answered, nothing is FATAL.
+ */
+static void test_dup_read_resources(void)
+{
+    Rig *r = rig_start(NULL);
+    g_autoptr(GByteArray) burst = g_byte_array_new();
+    uint8_t f[FRAME_MAX], ext[16];
+    uint32_t last = (PSN_A + 10 * 1024) & 0xffffff;
+    size_t len;
+    bool answered = false;
+
+    watchdog_arm();
+    connect_pair(r, &default_cfg);
+    reth(ext, MR_VA, RKEY, 0x100000);
+    for (int k = 0; k < 19; k++) {
+        uint32_t psn = PSN_A + (k < 10 ? k : k < 18 ? 0 : 10) * 1024;
+        uint32_t be;
+
+        len = inject(r, f, 0x0c, QPN_B, psn, ext, 16, 0);
+        be = cpu_to_be32(len);
+        g_byte_array_append(burst, (uint8_t *)&be, 4);
+        g_byte_array_append(burst, f, len);
+    }
+    g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
+                    burst->len);
+    for (int k = 0; k < 2000000 && !answered; k++) {
+        if (!wire_read(r->d[1].fd, f, &len)) {
+            qtest_clock_step(r->qts, 1000);
+            continue;
+        }
+        g_assert_cmphex(f[F_BTH], !=, 0x11);        /* no NAK */
+        answered = (be32(f + F_BTH + 8) & 0xffffff) == last;
+    }
+    g_assert_true(answered);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -590,6 +633,8 @@ int main(int argc, char **argv)
                    test_dma_fail_responder);
     qtest_add_func("/ernic/hardening/truncated-frames",
                    test_truncated_frames);
+    qtest_add_func("/ernic/hardening/soak/dup-read-resources",
+                   test_dup_read_resources);
 
     return g_test_run();
 }

@@ -76,8 +76,12 @@ typedef struct Rig {
 /* The process that holds guest address @addr (DEV_BASE(i) is device i's). */
 #define QTS(r, addr)    ((r)->d[(addr) >= DEV_BASE(1)].qts)
 
-/* A wire filter decides what to do with a frame from device @from. */
-typedef enum { FWD, DROP, DUP, HOLD } Verdict;
+/*
+ * A wire filter decides what to do with a frame from device @from:
+ * forward, drop, duplicate, hold back (reorder it after the next one),
+ * truncate it to Wire.cut bytes, or flip bit Wire.flip of it.
+ */
+typedef enum { FWD, DROP, DUP, HOLD, TRUNC, FLIP } Verdict;
 typedef Verdict (*Filter)(void *opaque, int from, const uint8_t *f,
                           size_t len);
 
@@ -449,6 +453,8 @@ typedef struct Wire {
     int held_from;
     unsigned frames[NDEV];      /* frames seen from each device */
     int64_t step_ns;            /* virtual time per idle turn */
+    size_t cut;                 /* TRUNC: the length it is cut to */
+    size_t flip;                /* FLIP: the bit it flips */
 } Wire;
 
 /* Move frames between the devices until @cond holds (20 s at most). */
@@ -475,6 +481,13 @@ static inline void pump_once(Rig *r, Wire *w)
             moved = true;
             if (w) {
                 w->frames[i]++;
+            }
+            if (v == TRUNC) {
+                len = MIN(len, w->cut);
+                v = FWD;
+            } else if (v == FLIP) {
+                f[(w->flip / 8) % len] ^= 1u << (w->flip % 8);
+                v = FWD;
             }
             if (v == HOLD && w && !w->held_len) {
                 memcpy(w->held, f, len);

@@ -3,7 +3,8 @@
 # from the same overlaid source as the main build, in a build folder of its
 # own (the fuzzer and the wire-fault soak run it). Idempotent: ninja rebuilds
 # only what an edit touched.
-# usage: build-qemu-asan.sh WORKDIR     (the main build's folder, e.g. build)
+# usage: build-qemu-asan.sh WORKDIR [STAMP]   (WORKDIR: the main build's
+#        folder, e.g. build; STAMP: a file touched once built)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -40,3 +41,6 @@ for fw in /usr/share/seabios /usr/share/qemu; do
 done
 log "building the ASan+UBSan qemu-system-x86_64 (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 >&2
+if [ -n "${2:-}" ]; then
+    touch "$2"
+fi

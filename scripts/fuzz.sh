@@ -5,7 +5,7 @@
 # and hub topologies).
 #
 # usage: scripts/fuzz.sh [SECONDS] [-j JOBS] [--seed BASE] [--chunk SECONDS]
-#                        [--no-minimize]
+#                        [--no-minimize] [--no-build] [--build DIR]
 #        scripts/fuzz.sh --replay 'ARGS'    run one fuzzer command line again
 #
 # Every run's command line is in the log (build/fuzz/fuzz-*.log); a failing
@@ -17,9 +17,12 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-seconds=120 jobs=2 base=1 chunk=60 minimize=1 replay=
+seconds=120 jobs=2 base=1 chunk=60 minimize=1 replay= build=1
+work=$ERNIC_ROOT/build
 while [ $# -gt 0 ]; do
     case $1 in
+    --no-build) build=0; shift ;;
+    --build) work=$(cd "$2" && pwd); shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --seed) base=$2; shift 2 ;;
     --chunk) chunk=$2; shift 2 ;;
@@ -30,9 +33,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-work=${ERNIC_BUILD:-$ERNIC_ROOT/build}
-"$ERNIC_ROOT/scripts/build.sh" "$work" >&2
-"$ERNIC_ROOT/scripts/build-qemu-asan.sh" "$work"
+if [ "$build" = 1 ]; then
+    "$ERNIC_ROOT/scripts/build.sh" "$work" >&2
+    "$ERNIC_ROOT/scripts/build-qemu-asan.sh" "$work"
+fi
 fuzzer=$work/qemu-build/tests/qtest/ernic-fuzz
 export QTEST_QEMU_BINARY=$work/qemu-asan/qemu-system-x86_64
 # Sanitizers stop at the first report; leaks at exit are QEMU's, not ours.

@@ -408,6 +408,15 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
             if (qp->rnr_wait) {
                 break;
             }
+            if (e->done && e->opcode == ERNIC_OP_READ) {
+                /*
+                 * A READ whose responses all came, behind an older one
+                 * being retried: nothing of it is asked again.
+                 */
+                qp->tx_idx++;
+                qp->tx_pkt = 0;
+                continue;
+            }
             if (e->error) {
                 /* Completing costs a turn too: a ring of bad WQEs is bounded. */
                 qp->tx_idx++;

@@ -313,6 +313,30 @@ static bool ernic_resp_dup_read_ok(ErnicCore *c, uint32_t qpn,
     return false;
 }
 
+/*
+ * A duplicate READ whose responses are still being sent takes no resource
+ * of its own: the responses start again at its PSN (as rxe does). Only a
+ * READ already answered in full is queued again, so duplicates never use
+ * up the resources that new READs need (PG332 p.22, FATAL 0x10).
+ */
+static bool ernic_resp_restart_read(ErnicCore *c, uint32_t qpn, uint32_t psn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t k;
+
+    for (k = 0; k < qp->rd_count; k++) {
+        ErnicReadRes *r = &qp->rd[(qp->rd_head + k) % ERNIC_READ_RES];
+        int32_t d = ernic_psn_diff(psn, r->psn);
+
+        if (d >= 0 && d < (int32_t)r->npkts) {
+            r->sent = MIN(r->sent, (uint32_t)d);
+            ernic_sq_doorbell(c, qpn);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* A duplicate request (PSN before the expected one), IBTA 9.7.5.1.1. */
 static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
@@ -333,6 +357,9 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
     }
     if (!ernic_resp_dup_read_ok(c, qpn, pkt)) {
         trace_ernic_rx_dup_read_drop(qpn, pkt->psn);
+        return;
+    }
+    if (ernic_resp_restart_read(c, qpn, pkt->psn)) {
         return;
     }
     /* The region is checked again: it may have changed since. */
