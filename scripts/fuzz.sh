@@ -7,6 +7,9 @@
 # usage: scripts/fuzz.sh [SECONDS] [-j JOBS] [--seed BASE] [--chunk SECONDS]
 #                        [--no-minimize] [--no-build] [--build DIR]
 #        scripts/fuzz.sh --replay 'ARGS'    run one fuzzer command line again
+#        scripts/fuzz.sh --generic [SECONDS] [--seed N]
+#                        QEMU's own libFuzzer generic fuzzer, target
+#                        generic-fuzz-ernic (clang build, build/qemu-fuzz)
 #
 # Every run's command line is in the log (build/fuzz/fuzz-*.log); a failing
 # one is replayed and minimised (scripts/fuzz-minimize.py) to a short list
@@ -17,11 +20,12 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-seconds=120 jobs=2 base=1 chunk=60 minimize=1 replay= build=1
+seconds=120 jobs=2 base=1 chunk=60 minimize=1 replay= build=1 generic=0
 work=$ERNIC_ROOT/build
 while [ $# -gt 0 ]; do
     case $1 in
     --no-build) build=0; shift ;;
+    --generic) generic=1; shift ;;
     --build) work=$(cd "$2" && pwd); shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     --seed) base=$2; shift 2 ;;
@@ -33,6 +37,27 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+if [ "$generic" = 1 ]; then
+    # QEMU's generic fuzzer: MMIO/PIO and DMA patterns from libFuzzer, the
+    # "ernic" configuration overlaid into generic_fuzz_configs.h.
+    "$ERNIC_ROOT/scripts/build.sh" "$work" >&2
+    "$ERNIC_ROOT/scripts/build-qemu-fuzz.sh" "$work"
+    outdir=$work/fuzz/generic
+    mkdir -p "$outdir/corpus"
+    log "generic-fuzz-ernic for ${seconds} s, seed $base, artifacts in $outdir"
+    rc=0
+    ASAN_OPTIONS=detect_leaks=0 \
+        "$work/qemu-fuzz/qemu-fuzz-x86_64" --fuzz-target=generic-fuzz-ernic \
+        -seed="$base" -max_total_time="$seconds" \
+        -artifact_prefix="$outdir/" "$outdir/corpus" || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "1 passed, 0 failed"
+    else
+        log "finding: replay with $work/qemu-fuzz/qemu-fuzz-x86_64 --fuzz-target=generic-fuzz-ernic $outdir/crash-*"
+        echo "0 passed, 1 failed"
+    fi
+    exit "$rc"
+fi
 if [ "$build" = 1 ]; then
     "$ERNIC_ROOT/scripts/build.sh" "$work" >&2
     "$ERNIC_ROOT/scripts/build-qemu-asan.sh" "$work"

@@ -55,3 +55,18 @@ if ! grep -qxF "$qtest_line" "$src/tests/qtest/meson.build"; then
     add_line "$src/tests/qtest/meson.build" "$qtest_line" \
         '^qtests_x86_64 = qtests_i386'
 fi
+
+# QEMU's generic fuzzer (tests/qtest/fuzz/generic_fuzz.c) learns the ernic
+# target: its MMIO and DMA fuzzed as igb's are (docs/fuzzing.md).
+cfg=$src/tests/qtest/fuzz/generic_fuzz_configs.h
+if ! grep -q '\.name = "ernic"' "$cfg"; then
+    awk '!done && /\.name = "igb",/ {
+             print "        .name = \"ernic\",";
+             print "        .args = \"-M q35 -nodefaults \"";
+             print "        \"-device ernic,netdev=net0 -netdev user,id=net0\",";
+             print "        .objects = \"ernic*\",";
+             print "    },{";
+             done = 1 }
+         { print }' "$cfg" >"$cfg.tmp"
+    mv "$cfg.tmp" "$cfg"
+fi
