@@ -21,28 +21,7 @@ if ! command -v clang >/dev/null ||
         --no-install-recommends clang libclang-rt-14-dev >/dev/null
 fi
 "$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work" >&2
-CONFIGURE_ARGS=(
-    --cc=clang --cxx=clang++
-    --target-list=x86_64-softmmu
-    --without-default-devices
-    --with-devices-x86_64=ernic
-    --python="$ERNIC_PYTHON"
-    --enable-slirp
-    --disable-docs --disable-tools --disable-guest-agent --disable-user
-    --disable-install-blobs --disable-werror --disable-download
-    --enable-fuzzing --enable-asan --enable-ubsan
-    --firmwarepath=/usr/share/seabios:/usr/share/qemu
-)
-want="${CONFIGURE_ARGS[*]}"
-if [ ! -f "$bld/build.ninja" ] || [ "$(cat "$bld/.ernic-configure" 2>/dev/null)" != "$want" ]; then
-    rm -rf "$bld"
-    mkdir -p "$bld"
-    log "configuring QEMU's libFuzzer build in $bld"
-    if ! (cd "$bld" && "$src/configure" "${CONFIGURE_ARGS[@]}" >configure.log 2>&1); then
-        tail -n 30 "$bld/configure.log" >&2
-        die "QEMU configure (libFuzzer) failed; see $bld/configure.log"
-    fi
-    echo "$want" >"$bld/.ernic-configure"
-fi
+qemu_configure "$src" "$bld" "QEMU's libFuzzer build" --cc=clang --cxx=clang++ \
+    "${ERNIC_QEMU_ARGS[@]}" --enable-fuzzing --enable-asan --enable-ubsan
 log "building qemu-fuzz-x86_64 (ninja -C $bld)"
 ninja -C "$bld" qemu-fuzz-x86_64 >&2

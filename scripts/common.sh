@@ -22,3 +22,44 @@ as_root() {
 # the interpreter Debian's meson runs under).
 ERNIC_PYTHON=/usr/bin/python3
 export ERNIC_PYTHON
+
+# The configure options every QEMU build of the project shares: x86_64 with
+# the ernic device set only, no downloads (a missing library fails configure
+# at once and names itself: add its -dev package to setup-deps.sh), and the
+# seabios and qemu-system-data packages' firmware (the Debian source has no
+# firmware blobs).
+ERNIC_QEMU_ARGS=(
+    --target-list=x86_64-softmmu
+    --without-default-devices
+    --with-devices-x86_64=ernic
+    --python="$ERNIC_PYTHON"
+    --enable-slirp
+    --disable-docs --disable-tools --disable-guest-agent --disable-user
+    --disable-install-blobs --disable-werror
+    --disable-download
+    --firmwarepath=/usr/share/seabios:/usr/share/qemu
+)
+
+# qemu_configure SRC BLD WHAT ARGS...: configure QEMU from SRC in BLD with
+# ARGS, again only when the options changed; point the build tree's
+# firmware path (qemu-bundle/) at the packages' files.
+qemu_configure() {
+    local src=$1 bld=$2 what=$3 want fw
+    shift 3
+    want="$*"
+    if [ ! -f "$bld/build.ninja" ] ||
+       [ "$(cat "$bld/.ernic-configure" 2>/dev/null)" != "$want" ]; then
+        rm -rf "$bld"
+        mkdir -p "$bld"
+        log "configuring $what in $bld"
+        if ! (cd "$bld" && "$src/configure" "$@" >configure.log 2>&1); then
+            tail -n 30 "$bld/configure.log" >&2
+            die "QEMU configure ($what) failed; see $bld/configure.log"
+        fi
+        echo "$want" >"$bld/.ernic-configure"
+    fi
+    for fw in /usr/share/seabios /usr/share/qemu; do
+        mkdir -p "$bld/qemu-bundle$(dirname "$fw")"
+        ln -sfn "$fw" "$bld/qemu-bundle$fw"
+    done
+}

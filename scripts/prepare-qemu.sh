@@ -47,36 +47,6 @@ log "QEMU source: $(cat "$src/.ernic-unpacked") ($(cat "$src/VERSION"))"
 "$ERNIC_ROOT/scripts/overlay-qemu.sh" "$src"
 
 # --- 3. Configure (again only if the options changed) -------------------
-CONFIGURE_ARGS=(
-    --target-list=x86_64-softmmu
-    --without-default-devices
-    --with-devices-x86_64=ernic
-    --python="$ERNIC_PYTHON"
-    --enable-slirp
-    --disable-docs --disable-tools --disable-guest-agent --disable-user
-    --disable-install-blobs --disable-werror
-    # Never fetch a subproject from the internet: a missing library fails
-    # configure at once and names itself (add its -dev package above).
-    --disable-download
-    # The Debian source has no firmware blobs: use the seabios and
-    # qemu-system-data packages' files in place.
-    --firmwarepath=/usr/share/seabios:/usr/share/qemu
-)
-want="${CONFIGURE_ARGS[*]}"
-if [ ! -f "$bld/build.ninja" ] || [ "$(cat "$bld/.ernic-configure" 2>/dev/null)" != "$want" ]; then
-    rm -rf "$bld"
-    mkdir -p "$bld"
-    log "configuring QEMU (x86_64-softmmu, devices: configs/ernic-devices.mak)"
-    if ! (cd "$bld" && "$src/configure" "${CONFIGURE_ARGS[@]}" >configure.log 2>&1); then
-        tail -n 30 "$bld/configure.log" >&2
-        die "QEMU configure failed; see $bld/configure.log"
-    fi
-    echo "$want" >"$bld/.ernic-configure"
-fi
-# Run from its build tree, QEMU relocates the firmware path into
-# qemu-bundle/: point that at the packages' files too.
-for fw in /usr/share/seabios /usr/share/qemu; do
-    mkdir -p "$bld/qemu-bundle$(dirname "$fw")"
-    ln -sfn "$fw" "$bld/qemu-bundle$fw"
-done
+qemu_configure "$src" "$bld" "QEMU (x86_64-softmmu, devices: configs/ernic-devices.mak)" \
+    "${ERNIC_QEMU_ARGS[@]}"
 log "QEMU configured in $bld"
