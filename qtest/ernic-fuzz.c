@@ -454,8 +454,10 @@ static size_t mutate(Fuzz *z, uint8_t *f, size_t len)
     }
 }
 
-/* Move the frames both devices sent, each dropped, duplicated, held back
- * (reordered), mutated or forwarded. */
+/*
+ * Move the frames both devices sent, each dropped, duplicated, held back
+ * (reordered), mutated or forwarded.
+ */
 static void act_wire(Fuzz *z)
 {
     uint8_t f[FRAME_MAX + 64];
@@ -729,7 +731,7 @@ int main(int argc, char **argv)
                 ERNIC_NUM_QP_MAX);
         return 64;
     }
-    signal(SIGALRM, on_alarm);
+    sigaction(SIGALRM, &(struct sigaction){ .sa_handler = on_alarm }, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("FUZZ-START seed %" PRIu64 " num-qp %u topology %s\n", z.seed,
            z.num_qp, z.hub ? "hub" : "wire");

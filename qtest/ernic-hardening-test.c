@@ -27,7 +27,8 @@ static void watchdog_fire(int sig)
 
 static void watchdog_arm(void)
 {
-    signal(SIGALRM, watchdog_fire);
+    sigaction(SIGALRM, &(struct sigaction){ .sa_handler = watchdog_fire },
+              NULL);
     alarm(ERNIC_WATCHDOG_S);
 }
 

@@ -26,9 +26,11 @@
 #define ERNIC_OSQ_DEPTH     16
 /* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
 #define ERNIC_READ_RES      16
-/* Packets (or WQEs completed) one QP may handle per turn of the transmit
+/*
+ * Packets (or WQEs completed) one QP may handle per turn of the transmit
  * bottom half, and all QPs together per turn: a turn is bounded whatever
- * the guest programmed (docs/security.md). */
+ * the guest programmed (docs/security.md).
+ */
 #define ERNIC_TX_BUDGET     64
 #define ERNIC_TURN_BUDGET   1024
 /* Frames held for internal loopback before further ones are dropped. */

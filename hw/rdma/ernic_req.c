@@ -418,7 +418,7 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 continue;
             }
             if (e->error) {
-                /* Completing costs a turn too: a ring of bad WQEs is bounded. */
+                /* Completing costs budget: a ring of bad WQEs is bounded. */
                 qp->tx_idx++;
                 ernic_comp_complete_ready(c, qpn);
                 (*budget)--;
