@@ -219,8 +219,10 @@ static void test_hub(void)
     connect_pair(r, &default_cfg);
     for (k = 0; k < 18; k++) {
         uint32_t n = sizes[k % ARRAY_SIZE(sizes)];
-        uint8_t op = (uint8_t[]){ ERNIC_OP_WRITE, ERNIC_OP_READ,
-                                  ERNIC_OP_SEND }[k % 3];
+        static const uint8_t ops[] = {
+            ERNIC_OP_WRITE, ERNIC_OP_READ, ERNIC_OP_SEND,
+        };
+        uint8_t op = ops[k % 3];
         g_autofree uint8_t *want = NULL;
 
         if (op == ERNIC_OP_READ) {

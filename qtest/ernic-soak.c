@@ -105,6 +105,10 @@ static void check(Soak *k, bool ok, const char *fmt, ...)
     printf("\n");
 }
 
+static const uint8_t soak_ops[] = {
+    ERNIC_OP_SEND, ERNIC_OP_WRITE, ERNIC_OP_READ,
+};
+
 static uint64_t src_addr(int i, int slot)
 {
     return DEV_BASE(i) + SRC_OFF + (uint64_t)slot * SLOT_SIZE;
@@ -132,8 +136,7 @@ static void post_one(Soak *k, int i)
         /* find a free slot */
     }
     s->slot_busy[slot] = true;
-    m->op = (uint8_t[]){ ERNIC_OP_SEND, ERNIC_OP_WRITE, ERNIC_OP_READ }
-            [r % 3];
+    m->op = soak_ops[r % 3];
     if (m->op == ERNIC_OP_SEND &&
         s->sends_posted - s->sends_seen >= SOAK_RQ_DEPTH - 1) {
         m->op = ERNIC_OP_WRITE;         /* the peer's RQ is full of ours */
