@@ -341,6 +341,12 @@ int main(int argc, char **argv)
     }
     check(&k, k.s[0].done + k.s[1].done == messages, "%u of %" PRIu64
           " messages completed", k.s[0].done + k.s[1].done, messages);
+    for (int i = 0; i < NDEV && k.failed; i++) {
+        /* What stopped the QPs: their status queue entries. */
+        printf("dev%d: IPKTERRQWPTR %u, entry 0 0x%08x, STATQP 0x%08x\n", i,
+               rd(k.r, i, ERNIC_IPKTERRQWPTR), fatal_entry(k.r, i, 0),
+               qrd(k.r, i, qpn_of(i), ERNIC_STATQP));
+    }
     /* Every QP idle, none FATAL. */
     PUMP(k.r, &k.w, (qrd(k.r, 0, QPN_A, ERNIC_STATQP) &
                      ERNIC_STATQP_OSQ_EMPTY) &&

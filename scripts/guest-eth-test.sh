@@ -9,9 +9,12 @@ set -euo pipefail
 . "$(dirname "$0")/guest-lib.sh"
 
 guest_args "$@"
-ko=$("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work" | head -n 1)
+# Read every line the build prints: `| head -n 1` under pipefail failed
+# the test whenever head closed the pipe before the second line (SIGPIPE).
+mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
+[ -f "${kos[0]:-}" ] || die "guest driver build failed"
 mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
-                     "$ERNIC_ROOT/guest/init-eth.sh" "$ko" \
+                     "$ERNIC_ROOT/guest/init-eth.sh" "${kos[0]}" \
                      kmod:drivers/infiniband/core/ib_core)
 guest_boot "${image[0]}" "${image[1]}" -netdev user,id=net0 \
     -device ernic,netdev=net0,mac=52:54:00:e3:32:01

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Summarise a `meson test` run: one line per test case, counting each TAP
-subtest of a TAP test, then "N passed, N failed[, N skipped]".
+subtest of a TAP test, then the last lines of each failed test's output (CI shows only the tail
+of the run), then "N passed, N failed[, N skipped]".
 Exit status 1 when anything failed or nothing ran.
 
 usage: test-summary.py MESON_TESTLOG_JSON
@@ -11,10 +12,12 @@ import sys
 
 TAP = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*?)(\s+#\s*(SKIP|TODO)\b.*)?$",
                  re.IGNORECASE)
+TAIL_LINES = 15
 
 
 def main():
     passed = failed = skipped = 0
+    tails = []
     for line in open(sys.argv[1]):
         t = json.loads(line)
         cases = []
@@ -43,6 +46,15 @@ def main():
             else:
                 failed += 1
                 print("FAIL  " + label)
+        if t["result"] not in ("OK", "SKIP", "EXPECTEDFAIL"):
+            tails.append((t["name"], t["result"], t.get("returncode"),
+                          t.get("stdout") or "", t.get("stderr") or ""))
+    for name, result, rc, out, err in tails:
+        print("# %s: %s (exit status %s); its last output lines:"
+              % (name, result, rc))
+        for text in (out, err):
+            for out_line in text.splitlines()[-TAIL_LINES:]:
+                print("#   " + out_line)
     line = "%d passed, %d failed" % (passed, failed)
     if skipped:
         line += ", %d skipped" % skipped
