@@ -610,6 +610,64 @@ static void test_dup_read_resources(void)
     rig_stop(r);
 }
 
+/*
+ * Found by the wire-fault soak: a READ response that acknowledges older
+ * WRITEs (implied ACK) while an older READ still waits for its response.
+ * The index of that READ was taken before the WRITEs left the queue, so
+ * it named the newer READ: the implied NAK was lost and the response was
+ * taken out of order. A duplicate of it, after the older READ's response,
+ * then found its READ completed: FATAL 0x1b. Here: WRITE, WRITE, READ,
+ * WRITE, READ; responses for the last READ, the first READ, and the last
+ * READ again. All five complete without error, the first READ is asked
+ * again at once, and the last READ's data is in place.
+ */
+static void test_implied_nak_index(void)
+{
+    static const uint8_t ops[5] = {
+        ERNIC_OP_WRITE, ERNIC_OP_WRITE, ERNIC_OP_READ, ERNIC_OP_WRITE,
+        ERNIC_OP_READ,
+    };
+    Rig *r = rig_start(NULL);
+    uint64_t dst = DEV_BASE(0) + SRC_OFF;
+    uint8_t f[FRAME_MAX], ext[4], pay[64];
+    size_t len;
+
+    watchdog_arm();
+    connect_pair(r, &default_cfg);
+    for (int k = 0; k < 5; k++) {
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ops[k], dst + k * 0x1000,
+             64, MR_VA, RKEY, 0, NULL);
+    }
+    for (int k = 0; k < 5; k++) {
+        wire_wait(r, 0, f);
+        g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A + k);
+    }
+    stl_be_p(ext, 0x1f000003);
+    len = respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
+    wire_write(r->d[0].fd, f, len);
+    /* Implied NAK of the first READ: it is asked for again. */
+    wire_wait(r, 0, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x0c);          /* READ request */
+    g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A + 2);
+
+    stl_be_p(ext, 0x1f000003);
+    len = respond(r, f, 0x10, PSN_A + 2, ext, 4, 64);
+    wire_write(r->d[0].fd, f, len);
+    stl_be_p(ext, 0x1f000005);
+    len = respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
+    wire_write(r->d[0].fd, f, len);
+    wire_write(r->d[0].fd, f, len);
+    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 5);
+    for (int k = 0; k < 5; k++) {
+        g_assert_cmphex(cqe(r, 0, k), ==, CQE(ops[k], k));
+    }
+    fill(pay, 64, PSN_A + 4);
+    assert_mem(r, dst + 4 * 0x1000, pay, 64);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -636,6 +694,8 @@ int main(int argc, char **argv)
                    test_dma_fail_responder);
     qtest_add_func("/ernic/hardening/truncated-frames",
                    test_truncated_frames);
+    qtest_add_func("/ernic/hardening/soak/implied-nak-index",
+                   test_implied_nak_index);
     qtest_add_func("/ernic/hardening/soak/dup-read-resources",
                    test_dup_read_resources);
 
