@@ -353,7 +353,8 @@ static void act_reset(Fuzz *z)
         log_action(z, "bus-master dev%d off/on", dev);
         qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
                            PCI_COMMAND_MEMORY);
-        qtest_clock_step(z->r->qts, below(z, 100000));
+        /* At least 1 ns: a step of 0 is refused by qtest ("FAIL"). */
+        qtest_clock_step(z->r->qts, 1 + below(z, 100000));
         qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
                            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
         return;
