@@ -63,3 +63,9 @@ qemu_configure() {
         ln -sfn "$fw" "$bld/qemu-bundle$fw"
     done
 }
+
+# The sanitizer builds stop at their first report (fuzz.sh, run-qtool.sh).
+export_sanitizer_options() {
+    export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
+    export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+}

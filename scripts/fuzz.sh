@@ -65,8 +65,7 @@ fi
 fuzzer=$work/qemu-build/tests/qtest/ernic-fuzz
 export QTEST_QEMU_BINARY=$work/qemu-asan/qemu-system-x86_64
 # Sanitizers stop at the first report; leaks at exit are QEMU's, not ours.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1
-export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+export_sanitizer_options
 
 outdir=$work/fuzz
 mkdir -p "$outdir"

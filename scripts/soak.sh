@@ -17,6 +17,6 @@ for r in "${rates[@]}"; do
     log "soak: $messages messages at $r % of each fault"
     "$ERNIC_ROOT/scripts/run-qtool.sh" "$work/qemu-asan" "$work/qemu-build" \
         ernic-soak --messages "$messages" --rate "$r" --seed "$r" \
-        --check-dma | grep -v '^# starting QEMU' || rc=1
+        --check-dma | grep --line-buffered -v '^# starting QEMU' || rc=1
 done
 exit "$rc"
