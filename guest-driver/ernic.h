@@ -45,6 +45,8 @@ struct ernic_eth_ring {
 #define ERNIC_MAX_RD_ATOM	16
 #define ERNIC_MAX_QP_WR		4095
 #define ERNIC_MAX_RECV_SGE	4
+/* SGEs of an RDMA READ or WRITE WR: one WQE each (docs/driver.md). */
+#define ERNIC_MAX_RW_SGE	4
 #define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */
 #define ERNIC_GSI_FRAME_SIZE	512	/* one QP1 send frame */
 #define ERNIC_GSI_RQ_ELEM	512	/* IP area + UDP/BTH/DETH + MAD */
@@ -94,6 +96,7 @@ struct ernic_swqe {
 	u32 byte_len;
 	u8 opcode;			/* enum ib_wc_opcode */
 	bool signaled;
+	bool last;			/* the WR's last WQE: it completes it */
 };
 
 struct ernic_rwqe {
@@ -118,6 +121,7 @@ struct ernic_qp {
 	__le32 *cqe;
 	dma_addr_t cqe_dma;
 	u32 sq_depth;
+	u32 sq_wqes_per_wr;		/* SQ slots kept for each send WR */
 	u32 sq_pi;			/* next slot to post */
 	u32 sq_ci;			/* next slot to complete */
 	struct ernic_swqe *swqe;

@@ -39,7 +39,7 @@ static int ernic_query_device(struct ib_device *ibdev,
 	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
 	a->max_send_sge = 1;			/* PG332 Table 2-1: one LADDR */
 	a->max_recv_sge = ERNIC_MAX_RECV_SGE;
-	a->max_sge_rd = 1;
+	a->max_sge_rd = ERNIC_MAX_RW_SGE;	/* a WQE per SGE */
 	a->max_cq = dev->num_qp * 2;
 	a->max_cqe = 0xffff;
 	a->max_mr = ERNIC_PDT_ENTRIES;

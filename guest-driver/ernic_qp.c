@@ -341,7 +341,8 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (!cap->max_send_wr || cap->max_send_wr > ERNIC_MAX_QP_WR ||
 	    !cap->max_recv_wr || cap->max_recv_wr > ERNIC_MAX_QP_WR ||
-	    cap->max_send_sge > (gsi ? ERNIC_GSI_SEND_SGE : 1) ||
+	    cap->max_send_sge >
+	    (gsi ? ERNIC_GSI_SEND_SGE : ERNIC_MAX_RW_SGE) ||
 	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||
 	    cap->max_inline_data > ERNIC_WQE_SDATA_MAX) {
 		ibdev_dbg(&dev->ibdev, "QP capabilities beyond the device's\n");
@@ -370,8 +371,14 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->flush_work, ernic_qp_flush_work);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
-	/* Queue depths are powers of two; a ring holds depth - 1 entries. */
-	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr + 1, 4u));
+	/*
+	 * Queue depths are powers of two; a ring holds depth - 1 entries.
+	 * A READ or WRITE takes a WQE per SGE, so the SQ keeps that many
+	 * for each WR the consumer asked for.
+	 */
+	qp->sq_wqes_per_wr = gsi ? 1 : max(cap->max_send_sge, 1u);
+	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr *
+					      qp->sq_wqes_per_wr + 1, 4u));
 	qp->rq_depth = roundup_pow_of_two(max(cap->max_recv_wr + 1, 4u));
 	qp->rq_elem = gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
 	qp->err_status = -1;
@@ -397,7 +404,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	dev->qps[qpn] = qp;
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);
 
-	cap->max_send_wr = qp->sq_depth - 1;
+	cap->max_send_wr = (qp->sq_depth - 1) / qp->sq_wqes_per_wr;
 	cap->max_recv_wr = qp->rq_depth - 1;
 	cap->max_inline_data = gsi ? 0 : ERNIC_WQE_SDATA_MAX;
 	return 0;
@@ -685,9 +692,10 @@ int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_state = qp->state;
 	attr->cur_qp_state = qp->state;
 	attr->sq_draining = 0;
-	attr->cap.max_send_wr = qp->sq_depth - 1;
+	attr->cap.max_send_wr = (qp->sq_depth - 1) / qp->sq_wqes_per_wr;
 	attr->cap.max_recv_wr = qp->rq_depth - 1;
-	attr->cap.max_send_sge = qp->qpn == ERNIC_QP_GSI ? ERNIC_GSI_SEND_SGE : 1;
+	attr->cap.max_send_sge = qp->qpn == ERNIC_QP_GSI ? ERNIC_GSI_SEND_SGE :
+				 qp->sq_wqes_per_wr;
 	attr->cap.max_recv_sge = ERNIC_MAX_RECV_SGE;
 	attr->cap.max_inline_data = qp->qpn == ERNIC_QP_GSI ? 0 :
 				    ERNIC_WQE_SDATA_MAX;

@@ -218,6 +218,66 @@ static int et_post(struct et_conn *c, enum ib_wr_opcode op, u64 laddr,
 	return ib_post_send(c->qp, &wr.wr, NULL);
 }
 
+/*
+ * Scatter/gather: an RDMA WRITE or READ of four SGEs (one of them empty)
+ * whose pieces lie in reverse order in buf, at ET_SG_STRIDE apart; the
+ * remote side is one contiguous range of ET_SG_LEN bytes.
+ */
+#define ET_SG_STRIDE	16384
+static const u32 et_sg_len[] = { 4097, 0, 1, 3000 };
+#define ET_SG_LEN	(4097 + 1 + 3000)
+
+static u32 et_sg_off(int i)
+{
+	return (ARRAY_SIZE(et_sg_len) - 1 - i) * ET_SG_STRIDE + 7;
+}
+
+static int et_do_sg(struct et_conn *c, enum ib_wr_opcode op)
+{
+	struct ib_sge sge[ARRAY_SIZE(et_sg_len)];
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_id = op, .opcode = op, .sg_list = sge,
+			.num_sge = ARRAY_SIZE(sge),
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.remote_addr = c->peer_addr,
+		.rkey = c->peer_rkey,
+	};
+	struct ib_wc wc;
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(sge); i++) {
+		sge[i].addr = c->buf_dma + et_sg_off(i);
+		sge[i].length = et_sg_len[i];
+		sge[i].lkey = c->pd->local_dma_lkey;
+	}
+	ret = ib_post_send(c->qp, &wr.wr, NULL) ?:
+	      et_wait_wc(c, c->scq, &wc, ET_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	if (wc.byte_len != ET_SG_LEN && op == IB_WR_RDMA_READ)
+		return -EMSGSIZE;
+	return wc.status;
+}
+
+/* Move the pieces between their scattered places and one run at @flat. */
+static void et_sg_copy(struct et_conn *c, u8 *flat, bool gather)
+{
+	u32 off = 0;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(et_sg_len); i++) {
+		u8 *piece = c->buf + et_sg_off(i);
+
+		if (gather)
+			memcpy(flat + off, piece, et_sg_len[i]);
+		else
+			memcpy(piece, flat + off, et_sg_len[i]);
+		off += et_sg_len[i];
+	}
+}
+
 /* Post and wait for the send completion; returns its status or -errno. */
 static int et_do(struct et_conn *c, enum ib_wr_opcode op, u64 laddr, u32 len,
 		 u64 raddr, u32 rkey)
@@ -365,7 +425,7 @@ static int et_alloc(struct et_conn *c)
 	qa.recv_cq = c->rcq;
 	qa.cap.max_send_wr = 8;
 	qa.cap.max_recv_wr = ET_RECVS;
-	qa.cap.max_send_sge = 1;
+	qa.cap.max_send_sge = ARRAY_SIZE(et_sg_len);
 	qa.cap.max_recv_sge = 1;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
 	qa.qp_type = IB_QPT_RC;
@@ -720,6 +780,30 @@ static const u32 et_sizes[] = {
 	65536, 262144, 1 << 20,
 };
 
+/* WRITE gathering four SGEs, READ scattering into four. */
+static void et_client_sg(struct et_conn *c)
+{
+	u8 *flat = c->buf + ET_SG_STRIDE * ARRAY_SIZE(et_sg_len);
+	u32 seed = get_random_u32(), bad;
+	int st;
+
+	et_fill(flat, ET_SG_LEN, seed);
+	et_sg_copy(c, flat, false);
+	st = et_do_sg(c, IB_WR_RDMA_WRITE);
+	et_check(!st && !et_command(c, ET_CHECK, ET_SG_LEN, seed),
+		 "WRITE of 4 SGEs, %u B, checked by the server (wc %d)",
+		 ET_SG_LEN, st);
+
+	seed = get_random_u32();
+	st = et_command(c, ET_FILL, ET_SG_LEN, seed);
+	memset(c->buf, 0, ET_SG_STRIDE * ARRAY_SIZE(et_sg_len) + ET_SG_LEN);
+	st = st ?: et_do_sg(c, IB_WR_RDMA_READ);
+	et_sg_copy(c, flat, true);
+	bad = et_verify(flat, ET_SG_LEN, seed);
+	et_check(!st && !bad, "READ into 4 SGEs, %u B (wc %d, first bad byte %d)",
+		 ET_SG_LEN, st, (int)bad - 1);
+}
+
 static void et_client_data(struct et_conn *c)
 {
 	u32 i, seed, len, bad;
@@ -769,6 +853,9 @@ static void et_client_data(struct et_conn *c)
 		et_check(!st && !bad, "SEND %u B server to client (status %d, first bad byte %d)",
 			 len, st, (int)bad - 1);
 	}
+
+	if (max_size >= ET_SG_STRIDE * ARRAY_SIZE(et_sg_len) + ET_SG_LEN)
+		et_client_sg(c);
 
 	/* The *_IMM and SEND_INV forms (the sender's side: PG332 Table 2-1). */
 	len = 3000;

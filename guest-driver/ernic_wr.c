@@ -80,80 +80,184 @@ void ernic_ring_sq(struct ernic_qp *qp)
 	ernic_qwr(qp->dev, qp->qpn, ERNIC_SQPI, qp->sq_pi);
 }
 
-static int ernic_build_rc_wqe(struct ernic_qp *qp, const struct ib_send_wr *wr,
-			      u8 *w, struct ernic_swqe *s)
+/* The ERNIC opcode of a send WR, and what its completion reports. */
+static int ernic_rc_opcode(const struct ib_send_wr *wr, struct ernic_swqe *s,
+			   u8 *op)
 {
-	const struct ib_rdma_wr *rw = rdma_wr(wr);
-	u32 len = wr->num_sge ? wr->sg_list[0].length : 0;
-	bool send = false, remote = false;
-	u32 rtag = 0;
-	u8 op;
-
 	switch (wr->opcode) {
 	case IB_WR_RDMA_WRITE:
-		op = ERNIC_OP_WRITE;
+		*op = ERNIC_OP_WRITE;
 		s->opcode = IB_WC_RDMA_WRITE;
-		remote = true;
-		break;
+		return 0;
 	case IB_WR_RDMA_WRITE_WITH_IMM:
-		op = ERNIC_OP_WRITE_IMM;
+		*op = ERNIC_OP_WRITE_IMM;
 		s->opcode = IB_WC_RDMA_WRITE;
-		remote = true;
-		break;
+		return 0;
 	case IB_WR_SEND:
-		op = ERNIC_OP_SEND;
-		s->opcode = IB_WC_SEND;
-		send = true;
+		*op = ERNIC_OP_SEND;
 		break;
 	case IB_WR_SEND_WITH_IMM:
-		op = ERNIC_OP_SEND_IMM;
-		s->opcode = IB_WC_SEND;
-		send = true;
+		*op = ERNIC_OP_SEND_IMM;
 		break;
 	case IB_WR_SEND_WITH_INV:
-		op = ERNIC_OP_SEND_INV;
-		s->opcode = IB_WC_SEND;
-		send = true;
-		rtag = wr->ex.invalidate_rkey;
+		*op = ERNIC_OP_SEND_INV;
 		break;
 	case IB_WR_RDMA_READ:
-		op = ERNIC_OP_READ;
+		*op = ERNIC_OP_READ;
 		s->opcode = IB_WC_RDMA_READ;
-		remote = true;
-		break;
+		return 0;
 	default:
 		return -EINVAL;
 	}
-	/* PG332 Table 2-1: one local buffer; p.10: at most 8 MiB. */
-	if (wr->num_sge > 1 || len > ERNIC_MAX_MSG_SIZE)
+	s->opcode = IB_WC_SEND;
+	return 0;
+}
+
+static bool ernic_op_is_rw(u8 op)
+{
+	return op == ERNIC_OP_WRITE || op == ERNIC_OP_WRITE_IMM ||
+	       op == ERNIC_OP_READ;
+}
+
+/*
+ * SQ slots a WR takes. PG332 Table 2-1 gives a WQE one local buffer, so
+ * an RDMA READ or WRITE of n SGEs is posted as n WQEs at consecutive
+ * remote offsets (docs/driver.md, "Scatter/gather"); a SEND is one WQE
+ * and one local buffer, or up to 16 bytes gathered into SDATA.
+ */
+static u32 ernic_rc_slots(const struct ib_send_wr *wr, u8 op)
+{
+	u32 n = 0;
+	int i;
+
+	if (!ernic_op_is_rw(op))
+		return 1;
+	for (i = 0; i < wr->num_sge; i++)
+		n += wr->sg_list[i].length != 0;
+	return max(n, 1u);
+}
+
+static int ernic_check_rc_wr(const struct ib_send_wr *wr, u8 op)
+{
+	bool send = !ernic_op_is_rw(op);
+	u32 len = ernic_sge_total(wr->sg_list, wr->num_sge);
+
+	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE ||
+	    len > ERNIC_MAX_MSG_SIZE)
 		return -EINVAL;
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
 	if (send && !len)
 		return -EINVAL;
+	/* A SEND has one local buffer, or up to 16 bytes of SDATA. */
+	if (send && wr->num_sge > 1 && len > ERNIC_WQE_SDATA_MAX)
+		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_INLINE) &&
 	    (!send || len > ERNIC_WQE_SDATA_MAX))
 		return -EINVAL;
+	return 0;
+}
 
+static void ernic_fill_wqe(u8 *w, u32 slot, u8 op, u64 laddr, u32 len,
+			   u64 raddr, u32 rtag)
+{
 	memset(w, 0, ERNIC_WQE_SIZE);
-	put_unaligned_le64(len ? wr->sg_list[0].addr : 0, w + ERNIC_WQE_LADDR);
+	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
+	put_unaligned_le64(len ? laddr : 0, w + ERNIC_WQE_LADDR);
 	put_unaligned_le32(len, w + ERNIC_WQE_LENGTH);
 	w[ERNIC_WQE_OPCODE] = op;
-	if (remote) {
-		put_unaligned_le64(rw->remote_addr, w + ERNIC_WQE_ROFFSET);
-		rtag = rw->rkey;
-	}
+	put_unaligned_le64(raddr, w + ERNIC_WQE_ROFFSET);
 	put_unaligned_le32(rtag, w + ERNIC_WQE_RTAG);
+}
+
+/* A SEND, SEND with Immediate or with Invalidate: one WQE. */
+static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			      u8 op, u32 slot)
+{
+	u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
+	u32 len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	u32 rtag = wr->opcode == IB_WR_SEND_WITH_INV ?
+		   wr->ex.invalidate_rkey : 0;
+
+	ernic_fill_wqe(w, slot, op, wr->num_sge ? wr->sg_list[0].addr : 0, len,
+		       0, rtag);
 	/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
-	if (send && len <= ERNIC_WQE_SDATA_MAX &&
-	    ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA, wr->sg_list, 1,
-				 wr->send_flags & IB_SEND_INLINE,
+	if (len <= ERNIC_WQE_SDATA_MAX &&
+	    ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA, wr->sg_list,
+				 wr->num_sge, wr->send_flags & IB_SEND_INLINE,
 				 ERNIC_WQE_SDATA_MAX) < 0)
 		return -EINVAL;
-	if (wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-	    wr->opcode == IB_WR_SEND_WITH_IMM)
+	if (wr->opcode == IB_WR_SEND_WITH_IMM)
 		put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
 				   w + ERNIC_WQE_IMMDT);
-	s->byte_len = len;
+	return 0;
+}
+
+/*
+ * An RDMA READ or WRITE: one WQE per non-empty SGE, the remote offset
+ * advancing by each SGE's length. Only the last WQE stands for the WR
+ * (its completion, and a WRITE's immediate data).
+ */
+static void ernic_post_rc_rw(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			     u8 op, u32 slot, u32 nslots)
+{
+	const struct ib_rdma_wr *rw = rdma_wr(wr);
+	u64 raddr = rw->remote_addr;
+	u32 k = 0;
+	int i;
+
+	for (i = 0; k < nslots; i++) {
+		const struct ib_sge *sg = i < wr->num_sge ? &wr->sg_list[i] :
+							     NULL;
+		u32 len = sg ? sg->length : 0;
+		bool last = k + 1 == nslots;
+		u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
+
+		if (!len && !last)
+			continue;
+		ernic_fill_wqe(w, slot, op == ERNIC_OP_WRITE_IMM && !last ?
+			       ERNIC_OP_WRITE : op, sg ? sg->addr : 0, len,
+			       raddr, rw->rkey);
+		if (last && op == ERNIC_OP_WRITE_IMM)
+			put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
+					   w + ERNIC_WQE_IMMDT);
+		qp->swqe[slot].last = last;
+		raddr += len;
+		slot = (slot + 1) % qp->sq_depth;
+		k++;
+	}
+}
+
+/* Post an RC WR at SQPI; -ENOMEM when the SQ has no room for it. */
+static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
+{
+	u32 slot = qp->sq_pi, nslots, last;
+	struct ernic_swqe *s;
+	u8 op;
+	int ret;
+
+	ret = ernic_rc_opcode(wr, &qp->swqe[slot], &op);
+	if (!ret)
+		ret = ernic_check_rc_wr(wr, op);
+	if (ret)
+		return ret;
+	nslots = ernic_rc_slots(wr, op);
+	if (nslots > (qp->sq_ci + qp->sq_depth - slot - 1) % qp->sq_depth)
+		return -ENOMEM;
+	last = (slot + nslots - 1) % qp->sq_depth;
+	s = &qp->swqe[last];
+	s->opcode = qp->swqe[slot].opcode;
+	if (ernic_op_is_rw(op)) {
+		ernic_post_rc_rw(qp, wr, op, slot, nslots);
+	} else {
+		ret = ernic_post_rc_send(qp, wr, op, slot);
+		if (ret)
+			return ret;
+		s->last = true;
+	}
+	s->byte_len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	s->wr_id = wr->wr_id;
+	s->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all;
+	qp->sq_pi = (last + 1) % qp->sq_depth;
 	return 0;
 }
 
@@ -242,8 +346,29 @@ static int ernic_build_gsi_frame(struct ernic_qp *qp,
 			   w + ERNIC_WQE_LADDR);
 	put_unaligned_le32(flen, w + ERNIC_WQE_LENGTH);
 	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
 	s->opcode = IB_WC_SEND;
 	s->byte_len = n;
+	s->last = true;
+	return 0;
+}
+
+/* Post a QP1 WR at SQPI. */
+static int ernic_post_gsi_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
+{
+	u32 slot = qp->sq_pi;
+	struct ernic_swqe *s = &qp->swqe[slot];
+	int ret;
+
+	if ((slot + 1) % qp->sq_depth == qp->sq_ci)
+		return -ENOMEM;
+	ret = ernic_build_gsi_frame(qp, wr, qp->sq + slot * ERNIC_WQE_SIZE, s,
+				    slot);
+	if (ret)
+		return ret;
+	s->wr_id = wr->wr_id;
+	s->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all;
+	qp->sq_pi = (slot + 1) % qp->sq_depth;
 	return 0;
 }
 
@@ -262,25 +387,10 @@ int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
-		u32 slot = qp->sq_pi;
-		u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
-		struct ernic_swqe *s = &qp->swqe[slot];
-
-		if ((slot + 1) % qp->sq_depth == qp->sq_ci) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (qp->qpn == ERNIC_QP_GSI)
-			ret = ernic_build_gsi_frame(qp, wr, w, s, slot);
-		else
-			ret = ernic_build_rc_wqe(qp, wr, w, s);
+		ret = qp->qpn == ERNIC_QP_GSI ? ernic_post_gsi_wr(qp, wr) :
+						ernic_post_rc_wr(qp, wr);
 		if (ret)
 			break;
-		put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
-		s->wr_id = wr->wr_id;
-		s->signaled = (wr->send_flags & IB_SEND_SIGNALED) ||
-			      qp->sq_sig_all;
-		qp->sq_pi = (slot + 1) % qp->sq_depth;
 	}
 	ernic_ring_sq(qp);
 out:
@@ -392,7 +502,12 @@ int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 		bool err = cqe & ERNIC_CQE_ERRFLAG_MASK;
 
 		qp->sq_ci = (slot + 1) % qp->sq_depth;
-		if (!err && !s->signaled)
+		/*
+		 * A WQE that is not the last of its WR reports nothing: an
+		 * error in it leaves the QP FATAL, and the last one reports
+		 * that error (its own CQE is then ERRFLAG too).
+		 */
+		if (!s->last || (!err && !s->signaled))
 			continue;
 		memset(&wc[got], 0, sizeof(wc[got]));
 		wc[got].wr_id = s->wr_id;

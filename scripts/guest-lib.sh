@@ -7,6 +7,7 @@
 #                          $guest_append is added to the kernel command line
 #   guest_cmd VMLINUX INITRD APPEND [QEMU ARG...]
 #                          sets cmd: the QEMU command line of a guest
+#                          ($guest_mem MiB of RAM, 512 unless set)
 #   show_transcript        without --check: print it, exit 0 on PASS
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
 #   tap_end                on failure, the console's tail; exit status
@@ -29,7 +30,8 @@ guest_args() {
 guest_cmd() {
     local vmlinux=$1 initrd=$2 append=$3
     shift 3
-    cmd=("$qemu" -M q35,sata=off -accel tcg -m 512 -smp 1 -nodefaults
+    cmd=("$qemu" -M q35,sata=off -accel tcg -m "${guest_mem:-512}" -smp 1
+         -nodefaults
          -display none -serial stdio -no-reboot
          -kernel "$vmlinux" -initrd "$initrd"
          -append "console=ttyS0 panic=-1 quiet loglevel=3 $append" "$@")

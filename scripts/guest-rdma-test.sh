@@ -66,7 +66,7 @@ if [ "$check" != 1 ]; then
     [ "$(printf '%s\n' "$transcript" | grep -c 'RESULT PASS')" = 2 ]
     exit
 fi
-echo "1..11"
+echo "1..12"
 tap "both guests register the RDMA device" 'RDMA device ernic0' 4
 tap "the image's rdma-core tools run (ibv_devinfo, rping)" \
     'rdma-core tools run' 2
@@ -76,6 +76,8 @@ tap "WRITE 1 B .. 1 MiB checked" 'client: ok WRITE 1048576 B' 2
 tap "READ 1 B .. 1 MiB checked" 'client: ok READ 1048576 B' 2
 tap "SEND 1 B .. 1 MiB both ways checked" \
     'client: ok SEND 1048576 B server to client' 2
+tap "scatter/gather: WRITE of 4 SGEs and READ into 4 SGEs checked" \
+    'client: ok READ into 4 SGEs' 2
 tap "IBTA state walk: legal transitions taken, illegal refused" \
     'client: ok RTS -> RESET' 2
 tap "remote access error: IB_WC_REM_ACCESS_ERR and IB_EVENT_QP_FATAL" \
