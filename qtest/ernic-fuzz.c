@@ -28,6 +28,10 @@
  */
 
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
+
+/* A page list the ERNIC-X action points regions at (16 entries). */
+#define PBL_OFF         0x0f8000
 
 typedef struct Fuzz {
     Rig *r;
@@ -318,6 +322,61 @@ static void act_pdt(Fuzz *z)
     wr(z->r, dev, ERNIC_PDT_OFFSET(idx) + reg, val);
 }
 
+/*
+ * ERNIC-X (docs/extension.md): EXTCTRL, written with ERNIC disabled or
+ * not, and entries of the extended MR table whose page lists point
+ * anywhere (RAM, the device's own BARs, the peer's, nowhere). The entry
+ * the wire's R_Key names is the most likely one.
+ */
+static void act_ext(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    uint32_t idx = chance(z, 60) ? MR_INDEX :
+                   below(z, ERNIC_EXT_MR_DEFAULT + 4);
+    uint64_t pbl = DEV_BASE(dev) + PBL_OFF;
+    uint32_t val;
+
+    if (chance(z, 15)) {
+        uint32_t conf = rd(z->r, dev, ERNIC_XRNICCONF);
+
+        val = chance(z, 60) ? ERNIC_EXT_F_MR : any_val(z);
+        log_action(z, "extctrl dev%d <- 0x%x", dev, val);
+        if (chance(z, 70)) {
+            wr(z->r, dev, ERNIC_XRNICCONF, conf & ~ERNIC_XRNICCONF_EN);
+        }
+        wr(z->r, dev, ERNIC_EXTCTRL, val);
+        wr(z->r, dev, ERNIC_XRNICCONF, conf);
+        return;
+    }
+    for (int k = 0; k < 16; k++) {
+        qtest_writeq(z->r->qts, pbl + k * 8, chance(z, 70) ?
+                     DEV_BASE(dev) + MR_OFF + below(z, 512) * 0x1000 :
+                     any_addr(z, dev));
+    }
+    val = chance(z, 80) ? ERNIC_MR_VALID : below(z, 4);
+    wr(z->r, dev, ERNIC_MRKEY, (chance(z, 80) ? MR_KEY : below(z, 256)) |
+       val << ERNIC_MRKEY_STATE_SHIFT);
+    wr(z->r, dev, ERNIC_MRPD, chance(z, 80) ? PD_NUM : any_val(z));
+    wr(z->r, dev, ERNIC_MRACC, chance(z, 70) ?
+       (below(z, 32) | PICK(z, 12, 13, 21, 30) << ERNIC_MRACC_SHIFT_SHIFT) :
+       any_val(z));
+    wr(z->r, dev, ERNIC_MRIOVALO, chance(z, 70) ? (uint32_t)MR_VA +
+       below(z, 0x1000) : any_val(z));
+    wr(z->r, dev, ERNIC_MRIOVAHI, chance(z, 70) ? MR_VA >> 32 : any_val(z));
+    wr(z->r, dev, ERNIC_MRLENLO, chance(z, 70) ? below(z, MR_LEN) :
+       any_val(z));
+    wr(z->r, dev, ERNIC_MRLENHI, chance(z, 90) ? 0 : any_val(z));
+    wr(z->r, dev, ERNIC_MRPBLLO, chance(z, 70) ? (uint32_t)pbl :
+       (uint32_t)any_addr(z, dev));
+    wr(z->r, dev, ERNIC_MRPBLHI, 0);
+    wr(z->r, dev, ERNIC_MRNPAGES, chance(z, 70) ? 1 + below(z, 16) :
+       any_val(z));
+    wr(z->r, dev, ERNIC_MRIDX, idx);
+    val = chance(z, 80) ? ERNIC_MRCMD_WRITE : below(z, 5);
+    log_action(z, "mrcmd dev%d [%u] %u", dev, idx, val);
+    wr(z->r, dev, ERNIC_MRCMD, val);
+}
+
 static void act_eth(Fuzz *z)
 {
     int dev = below(z, NDEV);
@@ -574,7 +633,7 @@ static const Action actions[] = {
     { act_reg, 8, false }, { act_recv, 6, false }, { act_qpconf, 5, false },
     { act_ring, 4, false }, { act_pdt, 3, false }, { act_eth, 3, false },
     { act_read, 2, false }, { act_reset, 1, false },
-    { act_revive, 4, false },
+    { act_revive, 4, false }, { act_ext, 3, false },
 };
 
 static void run_action(Fuzz *z, uint64_t i)

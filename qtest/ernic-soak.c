@@ -11,13 +11,19 @@
  * first, and afterwards every byte outside the rings, buffers and regions
  * the test configured must still hold it: the device wrote nowhere else.
  *
+ * With --ext-mr, each side's region is an ERNIC-X page-list region of 4 KiB
+ * pages (docs/extension.md) instead of a PG332 PD/MR table entry, so
+ * every READ and WRITE goes through the page-list translation.
+ *
  * usage: ernic-soak [--messages N] [--rate PCT] [--seed N] [--check-dma]
+ *                   [--ext-mr]
  * Prints "soak: ..." and ends with "N passed, N failed" (one check each).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
 
 #define SLOTS           8               /* messages in flight per direction */
 #define SLOT_SIZE       0x20000         /* 128 KiB of SRC and MR per slot */
@@ -27,6 +33,8 @@
 #define DMA_LO          DEV_BASE(0)
 #define DMA_HI          (DEV_BASE(1) + 0x4000000)
 #define FILL            0xa5
+#define PBL_OFF         0x0f0000        /* --ext-mr: the page list */
+#define PBL_PAGES       (MR_LEN / 4096)
 
 typedef struct Msg {
     uint8_t op;
@@ -52,6 +60,7 @@ typedef struct Soak {
     uint64_t bytes, msgs[3];
     uint64_t faults[5];
     unsigned checks, failed;
+    bool ext_mr;
 } Soak;
 
 static const char *const fault_names[] = {
@@ -217,9 +226,42 @@ static void reap(Soak *k, int i)
     }
 }
 
+/*
+ * The region RKEY names, as an ERNIC-X page-list region: its pages in
+ * order over MR_OFF, so the checks read the bytes where they always do.
+ */
+static void setup_ext_mr(Soak *k, int i)
+{
+    uint64_t pbl = DEV_BASE(i) + PBL_OFF;
+
+    for (uint32_t p = 0; p < PBL_PAGES; p++) {
+        qtest_writeq(k->r->qts, pbl + p * 8, DEV_BASE(i) + MR_OFF + p * 4096);
+    }
+    wr(k->r, i, ERNIC_MRIDX, MR_INDEX);
+    wr(k->r, i, ERNIC_MRKEY,
+       MR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    wr(k->r, i, ERNIC_MRPD, PD_NUM);
+    wr(k->r, i, ERNIC_MRACC, ERNIC_MRACC_REMOTE_READ |
+       ERNIC_MRACC_REMOTE_WRITE | 12 << ERNIC_MRACC_SHIFT_SHIFT);
+    wr(k->r, i, ERNIC_MRIOVALO, (uint32_t)MR_VA);
+    wr(k->r, i, ERNIC_MRIOVAHI, MR_VA >> 32);
+    wr(k->r, i, ERNIC_MRLENLO, MR_LEN);
+    wr(k->r, i, ERNIC_MRLENHI, 0);
+    wr(k->r, i, ERNIC_MRPBLLO, (uint32_t)pbl);
+    wr(k->r, i, ERNIC_MRPBLHI, pbl >> 32);
+    wr(k->r, i, ERNIC_MRNPAGES, PBL_PAGES);
+    wr(k->r, i, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+    g_assert_cmpuint(rd(k->r, i, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+}
+
 static void setup(Soak *k)
 {
     QpCfg cfg = default_cfg;
+
+    for (int i = 0; k->ext_mr && i < NDEV; i++) {
+        wr(k->r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+        setup_ext_mr(k, i);
+    }
 
     cfg.rqbuf = SOAK_RQ_BUF;
     cfg.rq_depth = SOAK_RQ_DEPTH;
@@ -246,6 +288,7 @@ static bool configured(uint64_t a)
         { ERRBUF_OFF, 16 * 256 }, { FATALQ_OFF, 64 * 8 },
         { RQ_OFF, SOAK_RQ_DEPTH * SOAK_RQ_BUF },
         { SRC_OFF, SLOTS * SLOT_SIZE }, { MR_OFF, MR_LEN },
+        { PBL_OFF, PBL_PAGES * 8 },
     };
 
     for (int i = 0; i < NDEV; i++) {
@@ -300,6 +343,8 @@ int main(int argc, char **argv)
             seed = g_ascii_strtoull(argv[++a], NULL, 0);
         } else if (!strcmp(argv[a], "--check-dma")) {
             dma = true;
+        } else if (!strcmp(argv[a], "--ext-mr")) {
+            k.ext_mr = true;
         } else {
             fprintf(stderr, "ernic-soak: unknown argument '%s'\n", argv[a]);
             return 64;

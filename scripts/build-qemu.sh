@@ -13,7 +13,8 @@ bld=$work/qemu-build
 log "building qemu-system-x86_64, the ernic qtests and the benchmark (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
     tests/qtest/ernic-rc-test tests/qtest/ernic-fatal-test \
-    tests/qtest/ernic-hardening-test tests/qtest/ernic-fuzz \
+    tests/qtest/ernic-hardening-test tests/qtest/ernic-ext-test \
+    tests/qtest/ernic-fuzz \
     tests/qtest/ernic-soak \
     tests/qtest/ernic-bench
 touch "$stamp"

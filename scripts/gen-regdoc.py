@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""Generate the register table of docs/registers.md from the register lists
-of include/hw/rdma/ernic_regs.h, the lists the device and the qtests use.
+"""Generate the register tables of docs/registers.md (from the register lists
+of include/hw/rdma/ernic_regs.h) and of docs/extension.md (from
+include/hw/rdma/ernic_ext_regs.h): the lists the device and the qtests use.
 
 usage: gen-regdoc.py [--check] HEADER DOC
   Rewrites the part of DOC between the BEGIN/END markers; with --check,
@@ -74,9 +75,9 @@ def table(title, regs, offset_fmt, qp):
         reset = "0x%x" % r["reset"]
         if r["name"] in ("MACXADDLSB", "MACXADDMSB"):
             reset = "`mac` property"
-        row = "| %s | %s | %s | %s | %s | p.%d |" % (
+        row = "| %s | %s | %s | %s | %s | %s |" % (
             offset_fmt % r["off"], r["name"], access(r), reset,
-            bits(r["mask"]), r["page"])
+            bits(r["mask"]), "p.%d" % r["page"] if r["page"] else "—")
         if qp:
             row += " %s |" % ("no" if "NOQP1" in r["flags"] else "yes")
         lines.append(row)
@@ -90,17 +91,19 @@ def main():
         args = args[1:]
     header, doc = args
     text = open(header).read()
-    gen = "\n".join([
-        BEGIN,
-        "",
-        table("PD / MR table (entry i at i × 0x100, i = 0..255)",
-              parse(text, "ERNIC_PDT_REGS"), "i×0x100 + 0x%02X", False),
-        table("Global registers",
-              parse(text, "ERNIC_GCSR_REGS"), "0x%05X", False),
-        table("Per-QP registers (QP i at 0x20200 + (i−1) × 0x100)",
-              parse(text, "ERNIC_QP_REGS"), "+0x%02X", True),
-        END,
-    ])
+    if "ERNIC_EXT_REGS(X)" in text:
+        tables = [table("ERNIC-X global registers (BAR0)",
+                        parse(text, "ERNIC_EXT_REGS"), "0x%05X", False)]
+    else:
+        tables = [
+            table("PD / MR table (entry i at i × 0x100, i = 0..255)",
+                  parse(text, "ERNIC_PDT_REGS"), "i×0x100 + 0x%02X", False),
+            table("Global registers",
+                  parse(text, "ERNIC_GCSR_REGS"), "0x%05X", False),
+            table("Per-QP registers (QP i at 0x20200 + (i−1) × 0x100)",
+                  parse(text, "ERNIC_QP_REGS"), "+0x%02X", True),
+        ]
+    gen = "\n".join([BEGIN, ""] + tables + [END])
     old = open(doc).read()
     if BEGIN not in old or END not in old:
         sys.exit("gen-regdoc: markers missing in " + doc)

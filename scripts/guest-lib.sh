@@ -8,6 +8,11 @@
 #   guest_cmd VMLINUX INITRD APPEND [QEMU ARG...]
 #                          sets cmd: the QEMU command line of a guest
 #                          ($guest_mem MiB of RAM, 512 unless set)
+#   pair_transcript DIR A B
+#                          for two guests whose consoles are DIR/A and
+#                          DIR/B: sets out (both consoles, each line
+#                          prefixed "A| ") and transcript (their "guest:"
+#                          lines as "A: ...", then B's)
 #   show_transcript        without --check: print it, exit 0 on PASS
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
 #   tap_end                on failure, the console's tail; exit status
@@ -46,6 +51,15 @@ guest_boot() {
     out=$(timeout 300 "${cmd[@]}" 2>&1 </dev/null) || true
     ms=$((($(date +%s%N) - start) / 1000000))
     transcript=$(printf '%s\n' "$out" | tr -d '\r' | grep '^guest:' || true)
+}
+
+pair_transcript() {
+    local dir=$1 a=$2 b=$3
+    out=$(sed "s/^/$a| /" "$dir/$a"; sed "s/^/$b| /" "$dir/$b")
+    transcript=$( (grep -a '^guest:' "$dir/$a" | tr -d '\r' |
+                   sed "s/^guest: /$a: /"
+                   grep -a '^guest:' "$dir/$b" | tr -d '\r' |
+                   sed "s/^guest: /$b: /") || true)
 }
 
 show_transcript() {

@@ -76,11 +76,7 @@ timeout 1200 "${cmd[@]}" </dev/null >"$tmp/host" 2>&1 || true
 wait "$tpid" || true
 ms=$((($(date +%s%N) - start) / 1000000))
 
-out=$(sed 's/^/target| /' "$tmp/target"; sed 's/^/host| /' "$tmp/host")
-transcript=$( (grep -a '^guest:' "$tmp/target" | tr -d '\r' |
-               sed 's/^guest: /target: /'
-               grep -a '^guest:' "$tmp/host" | tr -d '\r' |
-               sed 's/^guest: /host: /') || true)
+pair_transcript "$tmp" target host
 if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript"
     log "NVMe-oF $tdev target, $hdev host: ${ms} ms (TCG)"

@@ -6,6 +6,7 @@
 # usage: guest-rdma-test.sh [--check|--summary] WORKDIR
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a condensed summary (the README's main command)
+# ERNIC_DEV_OPTS (e.g. ext=off) is added to both -device ernic options.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -32,27 +33,25 @@ stream="stream,id=n0,addr.type=inet,addr.host=127.0.0.1,addr.port=$port"
 tmp=$work/guest/rdma
 mkdir -p "$tmp"
 
+opts=${ERNIC_DEV_OPTS:+,$ERNIC_DEV_OPTS}
 start=$(date +%s%N)
 guest_cmd "${image[0]}" "${image[1]}" \
     "ernic_role=server ernic_ip=10.1.0.1 ernic_peer=10.1.0.2" \
-    -netdev "$stream,server=on" -device ernic,netdev=n0,mac=52:54:00:e3:32:11
+    -netdev "$stream,server=on" \
+    -device "ernic,netdev=n0,mac=52:54:00:e3:32:11$opts"
 log "server: ${cmd[*]}"
 timeout 600 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
 spid=$!
 guest_cmd "${image[0]}" "${image[1]}" \
     "ernic_role=client ernic_ip=10.1.0.2 ernic_peer=10.1.0.1" \
     -netdev "$stream,server=off,reconnect-ms=100" \
-    -device ernic,netdev=n0,mac=52:54:00:e3:32:12
+    -device "ernic,netdev=n0,mac=52:54:00:e3:32:12$opts"
 log "client: ${cmd[*]}"
 timeout 600 "${cmd[@]}" </dev/null >"$tmp/client" 2>&1 || true
 wait "$spid" || true
 ms=$((($(date +%s%N) - start) / 1000000))
 
-out=$(sed 's/^/server| /' "$tmp/server"; sed 's/^/client| /' "$tmp/client")
-transcript=$( (grep -a '^guest:' "$tmp/server" | tr -d '\r' |
-               sed 's/^guest: /server: /'
-               grep -a '^guest:' "$tmp/client" | tr -d '\r' |
-               sed 's/^guest: /client: /') || true)
+pair_transcript "$tmp" server client
 
 if [ "$summary" = 1 ]; then
     printf '%s\n' "$transcript" |

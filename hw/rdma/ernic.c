@@ -4,6 +4,10 @@
  * reset. The device itself lives in ernic_core.c and its companions.
  *
  * Usage: -device ernic,netdev=<id>[,mac=<addr>][,num-qp=<8..256>]
+ *                      [,ext=on|off][,mr-entries=<256..65536>]
+ *
+ * ext=off removes ERNIC-X, the verbs extension (docs/extension.md): no
+ * discovery capability, no extension registers; the bare PG332 device.
  *
  * BAR0  256 KiB ERNIC register window (PG332 Table 2-7)
  * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt, vector 1
@@ -39,6 +43,8 @@ struct ErnicState {
     NICState *nic;
     NICConf conf;
     uint32_t num_qp;
+    bool ext;
+    uint32_t mr_entries;
 
     MemoryRegion regs;
     MemoryRegion msix;
@@ -160,6 +166,28 @@ static NetClientInfo ernic_net_info = {
     .receive = ernic_nc_receive,
 };
 
+/*
+ * ERNIC-X discovery (docs/extension.md, "Discovery"): a vendor-specific
+ * capability naming the extension's version, registers and features.
+ */
+static bool ernic_ext_cap_init(PCIDevice *pci_dev, Error **errp)
+{
+    int off = pci_add_capability(pci_dev, PCI_CAP_ID_VNDR, 0x40,
+                                 ERNIC_EXT_CAP_LEN, errp);
+    uint8_t *cap;
+
+    if (off < 0) {
+        return false;
+    }
+    cap = pci_dev->config + off;
+    cap[PCI_CAP_FLAGS] = ERNIC_EXT_CAP_LEN;
+    cap[ERNIC_EXT_CAP_VERSION] = ERNIC_EXT_VERSION;
+    pci_set_long(cap + ERNIC_EXT_CAP_LOC, ERNIC_EXT_BASE | ERNIC_BAR_REGS);
+    pci_set_long(cap + ERNIC_EXT_CAP_FEAT, ERNIC_EXT_F_ALL);
+    pci_set_long(cap + ERNIC_EXT_CAP_SIZE, ERNIC_EXT_SIZE);
+    return true;
+}
+
 static void ernic_realize(PCIDevice *pci_dev, Error **errp)
 {
     ErnicState *s = ERNIC(pci_dev);
@@ -170,6 +198,13 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
         error_setg(errp, "ernic: num-qp must be between 8 and %d "
                    "(PG332 C_NUM_QP), not %" PRIu32,
                    ERNIC_NUM_QP_MAX, s->num_qp);
+        return;
+    }
+    if (s->ext && (s->mr_entries < ERNIC_EXT_MR_MIN ||
+                   s->mr_entries > ERNIC_EXT_MR_MAX)) {
+        error_setg(errp, "ernic: mr-entries must be between %d and %d, "
+                   "not %" PRIu32, ERNIC_EXT_MR_MIN, ERNIC_EXT_MR_MAX,
+                   s->mr_entries);
         return;
     }
 
@@ -213,6 +248,11 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
         msix_uninit(pci_dev, &s->msix, &s->msix);
         return;
     }
+    if (s->ext && !ernic_ext_cap_init(pci_dev, errp)) {
+        msi_uninit(pci_dev);
+        msix_uninit(pci_dev, &s->msix, &s->msix);
+        return;
+    }
 
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&ernic_net_info, &s->conf,
@@ -220,6 +260,7 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), s->conf.macaddr.a);
 
+    ernic_ext_realize(&s->core, s->ext ? s->mr_entries : 0);
     ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
                        ernic_tx, s);
 }
@@ -229,6 +270,7 @@ static void ernic_exit(PCIDevice *pci_dev)
     ErnicState *s = ERNIC(pci_dev);
 
     ernic_core_unrealize(&s->core);
+    ernic_ext_unrealize(&s->core);
     qemu_del_nic(s->nic);
     msi_uninit(pci_dev);
     msix_unuse_all_vectors(pci_dev);
@@ -254,6 +296,9 @@ static const VMStateDescription ernic_vmstate = {
 static const Property ernic_properties[] = {
     DEFINE_NIC_PROPERTIES(ErnicState, conf),
     DEFINE_PROP_UINT32("num-qp", ErnicState, num_qp, ERNIC_NUM_QP_DEFAULT),
+    DEFINE_PROP_BOOL("ext", ErnicState, ext, true),
+    DEFINE_PROP_UINT32("mr-entries", ErnicState, mr_entries,
+                       ERNIC_EXT_MR_DEFAULT),
 };
 
 static void ernic_class_init(ObjectClass *klass, void *data)

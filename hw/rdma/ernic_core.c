@@ -38,6 +38,7 @@ typedef struct ErnicRegInfo {
 #define ERNIC_PDT_INFO(...)  ERNIC_REG_INFO(0, __VA_ARGS__)
 #define ERNIC_GCSR_INFO(...) ERNIC_REG_INFO(ERNIC_GCSR_BASE, __VA_ARGS__)
 #define ERNIC_QP_INFO(...)   ERNIC_REG_INFO(0, __VA_ARGS__)
+#define ERNIC_EXT_INFO(...)  ERNIC_REG_INFO(ERNIC_EXT_BASE, __VA_ARGS__)
 
 static const ErnicRegInfo ernic_pdt_info[ERNIC_PDT_WORDS] = {
     ERNIC_PDT_REGS(ERNIC_PDT_INFO)
@@ -49,6 +50,11 @@ static const ErnicRegInfo ernic_gcsr_info[ERNIC_GCSR_WORDS] = {
 
 static const ErnicRegInfo ernic_qp_info[ERNIC_QP_WORDS] = {
     ERNIC_QP_REGS(ERNIC_QP_INFO)
+};
+
+/* ERNIC-X (docs/extension.md): decoded only with the ext property. */
+static const ErnicRegInfo ernic_ext_info[ERNIC_EXT_WORDS] = {
+    ERNIC_EXT_REGS(ERNIC_EXT_INFO)
 };
 
 /* Which block an address falls in, and the register there. */
@@ -78,6 +84,12 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
         if (info->name) {
             r.info = info;
             r.reg = &c->gcsr[ERNIC_GW(addr)];
+        }
+    } else if (addr >= ERNIC_EXT_BASE) {
+        if (c->mrt && ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
+            ernic_ext_info[ERNIC_EXT_W(addr)].name) {
+            r.info = &ernic_ext_info[ERNIC_EXT_W(addr)];
+            r.reg = &c->ext_regs[ERNIC_EXT_W(addr)];
         }
     } else {
         r.qpn = (addr - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
@@ -364,6 +376,8 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
 
     if (r.qpn) {
         ernic_qp_written(c, r.qpn, addr - ERNIC_QP_OFFSET(r.qpn), old);
+    } else if (addr >= ERNIC_EXT_BASE) {
+        ernic_ext_written(c, addr, old);
     } else if (addr >= ERNIC_GCSR_BASE) {
         ernic_gcsr_written(c, addr, old, cleared);
     }
@@ -476,6 +490,8 @@ void ernic_core_reset(ErnicCore *c)
         ernic_reset_block(c->pdt[i], ernic_pdt_info, ERNIC_PDT_WORDS);
     }
     ernic_reset_block(c->gcsr, ernic_gcsr_info, ERNIC_GCSR_WORDS);
+    ernic_reset_block(c->ext_regs, ernic_ext_info, ERNIC_EXT_WORDS);
+    ernic_ext_reset(c);
     for (i = 0; i <= ERNIC_NUM_QP_MAX; i++) {
         ernic_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
         c->qp[i].sq_next = 0;

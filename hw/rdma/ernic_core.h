@@ -11,12 +11,17 @@
 
 #include "exec/hwaddr.h"
 #include "hw/rdma/ernic_regs.h"
+#include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/timer.h"
 #include "ernic_wire.h"
 
 #define ERNIC_PDT_WORDS     (ERNIC_PDT_STRIDE / 4)
 #define ERNIC_GCSR_WORDS    (ERNIC_GCSR_SIZE / 4)
 #define ERNIC_QP_WORDS      (ERNIC_QP_STRIDE / 4)
+
+/* ERNIC-X global registers: 0x38000..0x3807F. */
+#define ERNIC_EXT_WORDS     (0x80 / 4)
+#define ERNIC_EXT_W(off)    (((off) - ERNIC_EXT_BASE) / 4)
 
 /* Register word index within its block. */
 #define ERNIC_W(off)        ((off) / 4)
@@ -57,12 +62,38 @@ typedef struct ErnicOsq {
     uint32_t read_reask;        /* READ: read_pkts + 1 when re-asked */
 } ErnicOsq;
 
+/*
+ * An access through a memory region, checked once (ernic_mr.c): for a
+ * contiguous region @addr is the bus address of its first byte; for a
+ * paged one (@pbl set) it is the offset of that byte from the start of
+ * the first page, translated through the page list at each DMA.
+ */
+typedef struct ErnicMrAccess {
+    uint64_t addr;
+    uint64_t pbl;
+    uint32_t npages;
+    uint8_t shift;
+} ErnicMrAccess;
+
+/* An entry of ERNIC-X's extended MR table (docs/extension.md). */
+typedef struct ErnicExtMr {
+    uint8_t state;              /* ERNIC_MR_FREE, _INVALID, _VALID */
+    uint8_t key;
+    uint8_t shift;              /* page shift */
+    uint32_t pd;
+    uint32_t acc;               /* MRACC */
+    uint32_t npages;
+    uint64_t iova;
+    uint64_t len;
+    uint64_t pbl;               /* page list, or base of a physical MR */
+} ErnicExtMr;
+
 /* An incoming READ request being answered (responder state). */
 typedef struct ErnicReadRes {
     uint32_t psn;
     uint32_t npkts;
     uint32_t sent;              /* response packets sent */
-    uint64_t addr;              /* bus address of the first byte */
+    ErnicMrAccess mr;           /* the source, checked when accepted */
     uint32_t len;
     uint32_t pmtu;              /* QPCONFi PMTU when accepted */
     uint32_t msn;
@@ -130,7 +161,8 @@ typedef struct ErnicQP {
     uint32_t rq_size;
     uint32_t rq_depth;
     uint32_t rq_off;            /* bytes of the current SEND in its buffer */
-    uint64_t wr_addr;           /* bus address of the next WRITE byte */
+    ErnicMrAccess wr_mr;        /* the current WRITE's target */
+    uint64_t wr_off;            /* offset of its next byte in wr_mr */
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
     bool nak_sent;              /* PSN sequence NAK sent, not yet recovered */
     bool ack_pending;           /* coalesced ACK owed (XRNICCONF[4:3]) */
@@ -185,6 +217,11 @@ struct ErnicCore {
     /* Ethernet path (ernic_eth.c) */
     uint32_t eth[ERNIC_ETH_BAR_SIZE / 4];
     QEMUBH *eth_bh;
+
+    /* ERNIC-X (ernic_ext.c); without the ext property mrt is NULL. */
+    uint32_t ext_regs[ERNIC_EXT_WORDS];
+    ErnicExtMr *mrt;
+    uint32_t mr_entries;
 };
 
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
@@ -306,6 +343,30 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn);
 void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
 void ernic_qp_conf_written(ErnicCore *c, uint32_t qpn, uint32_t old);
 void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
+
+/* Memory regions (ernic_mr.c) */
+/*
+ * Check an access of @len bytes at @va through R_Key @rkey for QP @qpn;
+ * 0 and @a filled, or the PG332 FATAL code (0x15, 0x16, 0x17).
+ */
+uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                             uint64_t va, uint64_t len, bool write,
+                             ErnicMrAccess *a);
+/* DMA at offset @off of a checked access; false on a DMA error. */
+bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                   void *buf, uint32_t len);
+bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                    const void *buf, uint32_t len);
+
+/* ERNIC-X (ernic_ext.c) */
+void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries);
+void ernic_ext_unrealize(ErnicCore *c);
+void ernic_ext_reset(ErnicCore *c);
+void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
+/* Whether the driver has turned @feature (ERNIC_EXT_F_*) on. */
+bool ernic_ext_on(ErnicCore *c, uint32_t feature);
+/* Entry @idx of the extended MR table, or NULL past its end. */
+const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 
 /* Ethernet path (ernic_eth.c) */
 uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size);

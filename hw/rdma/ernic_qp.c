@@ -67,7 +67,8 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     ernic_comp_reload_counts(c, qpn);
     qp->rx_msg = ERNIC_RX_IDLE;
     qp->rq_off = 0;
-    qp->wr_addr = 0;
+    qp->wr_off = 0;
+    memset(&qp->wr_mr, 0, sizeof(qp->wr_mr));
     qp->wr_left = 0;
     qp->nak_sent = false;
     qp->ack_pending = false;

@@ -1,8 +1,8 @@
 /*
  * ERNIC responder ("RX Packet Handler", PG332 v3.1 ch.1 and ch.2 "Incoming
  * RDMA SEND/WRITE/READ"): PSN and opcode sequence checks, SEND into RQ
- * buffers, WRITE and READ against the PD/MR table (Fig. 2-9), ACK, NAK and
- * RNR NAK generation, READ responses, and QP1 MAD reception.
+ * buffers, WRITE and READ through the memory regions of ernic_mr.c, ACK,
+ * NAK and RNR NAK generation, READ responses, and QP1 MAD reception.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -129,55 +129,6 @@ static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     }
 }
 
-/*
- * R_Key validation against the PD/MR table (PG332 p.31, Fig. 2-9): the
- * R_Key's upper bits index the table, its low byte must equal BUFRKEY,
- * the PD must be the QP's and the access type must allow the operation
- * (FATAL 0x15); the RETH range must lie in the region (0x16). Hardware
- * checks both at once: both failing is 0x17. Returns 0 or a FATAL code.
- */
-static uint16_t ernic_resp_check_rkey(ErnicCore *c, uint32_t qpn,
-                                      uint32_t rkey, uint64_t va,
-                                      uint32_t len, bool write,
-                                      uint64_t *addr)
-{
-    uint32_t idx = rkey >> 8;
-    uint32_t *mr;
-    uint32_t access;
-    uint64_t base, mrlen, off;
-    uint16_t code = 0;
-
-    if (idx >= ERNIC_PDT_ENTRIES) {
-        return ERNIC_FATAL_RKEY;
-    }
-    mr = c->pdt[idx];
-    access = mr[ERNIC_W(ERNIC_ACCESSDESC)] & ERNIC_ACCESSDESC_TYPE_MASK;
-    if ((mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff) != (rkey & 0xff) ||
-        (mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) !=
-        (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
-        (write ? access != ERNIC_ACCESS_WRITE_ONLY &&
-                 access != ERNIC_ACCESS_READ_WRITE
-               : access != ERNIC_ACCESS_READ_ONLY &&
-                 access != ERNIC_ACCESS_READ_WRITE)) {
-        code = ERNIC_FATAL_RKEY;
-    }
-    base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
-           mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
-    mrlen = ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
-                        ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
-            mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
-    off = va - base;
-    if (va < base || off > mrlen || len > mrlen - off) {
-        code = code ? ERNIC_FATAL_RKEY_AND_LENGTH : ERNIC_FATAL_RETH_LENGTH;
-    }
-    if (code) {
-        return code;
-    }
-    *addr = (((uint64_t)mr[ERNIC_W(ERNIC_BUFBASEADDRMSB)] << 32) |
-             mr[ERNIC_W(ERNIC_BUFBASEADDRLSB)]) + off;
-    return 0;
-}
-
 static uint32_t ernic_rq_depth(ErnicCore *c, uint32_t qpn)
 {
     return ernic_qp_reg(c, qpn, ERNIC_QDEPTH) >> ERNIC_QDEPTH_RQ_SHIFT;
@@ -267,7 +218,7 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
 /* Queue a READ for responses; the caller checked there is room. */
 static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
-                                  uint32_t len, uint64_t addr)
+                                  uint32_t len, const ErnicMrAccess *mr)
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicReadRes *r = &qp->rd[(qp->rd_head + qp->rd_count++) %
@@ -278,7 +229,7 @@ static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
     r->pmtu = ernic_qp_pmtu(c, qpn);
     r->npkts = len ? DIV_ROUND_UP(len, r->pmtu) : 1;
     r->sent = 0;
-    r->addr = addr;
+    r->mr = *mr;
     r->len = len;
     r->msn = ernic_resp_msn(c, qpn);
 }
@@ -342,7 +293,7 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint64_t addr = 0;
+    ErnicMrAccess mr = { 0 };
 
     ernic_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
@@ -364,11 +315,11 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
     }
     /* The region is checked again: it may have changed since. */
     if (qp->rd_count == ERNIC_READ_RES ||
-        (pkt->dmalen && ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
-                                              pkt->dmalen, false, &addr))) {
+        (pkt->dmalen && ernic_mr_check_rkey(c, qpn, pkt->rkey, pkt->va,
+                                            pkt->dmalen, false, &mr))) {
         return;
     }
-    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, addr);
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr);
     ernic_sq_doorbell(c, qpn);
 }
 
@@ -493,10 +444,11 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
 
     if (pkt->flags & ERNIC_OPF_FIRST) {
         qp->wr_left = pkt->dmalen;
-        qp->wr_addr = 0;
+        qp->wr_off = 0;
+        memset(&qp->wr_mr, 0, sizeof(qp->wr_mr));
         code = pkt->dmalen ?
-               ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
-                                     pkt->dmalen, true, &qp->wr_addr) : 0;
+               ernic_mr_check_rkey(c, qpn, pkt->rkey, pkt->va, pkt->dmalen,
+                                   true, &qp->wr_mr) : 0;
         if (code) {
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
             return false;
@@ -509,11 +461,12 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
                          ERNIC_FATAL_WRITE_LENGTH, 0);
         return false;
     }
-    if (!ernic_dma_write(c, qp->wr_addr, pkt->payload, pkt->paylen)) {
+    if (!ernic_mr_write(c, &qp->wr_mr, qp->wr_off, pkt->payload,
+                        pkt->paylen)) {
         ernic_resp_dma_fault(c, qpn, pkt, "WRITE data");
         return false;
     }
-    qp->wr_addr += pkt->paylen;
+    qp->wr_off += pkt->paylen;
     qp->wr_left -= pkt->paylen;
     return true;
 }
@@ -527,11 +480,11 @@ static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicReadHist *h;
-    uint64_t addr = 0;
+    ErnicMrAccess mr = { 0 };
     uint16_t code;
 
-    code = pkt->dmalen ? ernic_resp_check_rkey(c, qpn, pkt->rkey, pkt->va,
-                                               pkt->dmalen, false, &addr)
+    code = pkt->dmalen ? ernic_mr_check_rkey(c, qpn, pkt->rkey, pkt->va,
+                                             pkt->dmalen, false, &mr)
                        : 0;
     if (code) {
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
@@ -543,7 +496,7 @@ static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
                          ERNIC_FATAL_READ_RESOURCES, 0);
         return false;
     }
-    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, addr);
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr);
     h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
     h->psn = pkt->psn;
     h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
@@ -656,7 +609,7 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
             ernic_wire_put_aeth(f + end, IB_AETH_CREDIT_INVALID, r->msn);
             end += ERNIC_AETH_LEN;
         }
-        if (!ernic_dma_read(c, r->addr + off, f + end, paylen)) {
+        if (!ernic_mr_read(c, &r->mr, off, f + end, paylen)) {
             /* Nothing of the region is sent; the NAK takes its place. */
             trace_ernic_qp_dma_fault(qpn, "READ source data");
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of READ source "

@@ -1,0 +1,170 @@
+/*
+ * ERNIC-X, the verbs extension (docs/extension.md): its global registers
+ * and the extended MR table behind the MR command window. None of it is
+ * PG332; without the ext property it does not decode at all.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+bool ernic_ext_on(ErnicCore *c, uint32_t feature)
+{
+    return c->mrt && (c->ext_regs[ERNIC_EXT_W(ERNIC_EXTCTRL)] & feature);
+}
+
+const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx)
+{
+    return idx < c->mr_entries ? &c->mrt[idx] : NULL;
+}
+
+static uint32_t ernic_ext_reg(ErnicCore *c, hwaddr off)
+{
+    return c->ext_regs[ERNIC_EXT_W(off)];
+}
+
+static uint64_t ernic_ext_reg64(ErnicCore *c, hwaddr lo, hwaddr hi)
+{
+    return ((uint64_t)ernic_ext_reg(c, hi) << 32) | ernic_ext_reg(c, lo);
+}
+
+static void ernic_ext_set(ErnicCore *c, hwaddr off, uint32_t val)
+{
+    c->ext_regs[ERNIC_EXT_W(off)] = val;
+}
+
+/*
+ * The window as an entry; false if a field is out of range: a state of 3,
+ * a page shift outside 12..30, a region that wraps, or one longer than its
+ * pages (docs/extension.md, MRSTS 2).
+ */
+static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
+{
+    uint32_t key = ernic_ext_reg(c, ERNIC_MRKEY);
+    uint32_t acc = ernic_ext_reg(c, ERNIC_MRACC);
+
+    m->state = (key & ERNIC_MRKEY_STATE_MASK) >> ERNIC_MRKEY_STATE_SHIFT;
+    m->key = key & ERNIC_MRKEY_KEY_MASK;
+    m->pd = ernic_ext_reg(c, ERNIC_MRPD);
+    m->acc = acc;
+    m->shift = (acc & ERNIC_MRACC_SHIFT_MASK) >> ERNIC_MRACC_SHIFT_SHIFT;
+    m->iova = ernic_ext_reg64(c, ERNIC_MRIOVALO, ERNIC_MRIOVAHI);
+    m->len = ernic_ext_reg64(c, ERNIC_MRLENLO, ERNIC_MRLENHI);
+    m->pbl = ernic_ext_reg64(c, ERNIC_MRPBLLO, ERNIC_MRPBLHI);
+    m->npages = ernic_ext_reg(c, ERNIC_MRNPAGES);
+
+    if (m->state > ERNIC_MR_VALID ||
+        (m->len && m->iova + m->len - 1 < m->iova)) {
+        return false;
+    }
+    if (m->state != ERNIC_MR_VALID || (acc & ERNIC_MRACC_PHYS)) {
+        return true;
+    }
+    return m->shift >= ERNIC_MR_PAGE_SHIFT_MIN &&
+           m->shift <= ERNIC_MR_PAGE_SHIFT_MAX && !(m->pbl & 7) &&
+           (m->iova & ((1ull << m->shift) - 1)) + m->len <=
+           ((uint64_t)m->npages << m->shift);
+}
+
+static void ernic_ext_mr_to_window(ErnicCore *c, const ErnicExtMr *m)
+{
+    ernic_ext_set(c, ERNIC_MRKEY, m->key |
+                  (uint32_t)m->state << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_ext_set(c, ERNIC_MRPD, m->pd);
+    ernic_ext_set(c, ERNIC_MRACC, m->acc);
+    ernic_ext_set(c, ERNIC_MRIOVALO, m->iova);
+    ernic_ext_set(c, ERNIC_MRIOVAHI, m->iova >> 32);
+    ernic_ext_set(c, ERNIC_MRLENLO, m->len);
+    ernic_ext_set(c, ERNIC_MRLENHI, m->len >> 32);
+    ernic_ext_set(c, ERNIC_MRPBLLO, m->pbl);
+    ernic_ext_set(c, ERNIC_MRPBLHI, m->pbl >> 32);
+    ernic_ext_set(c, ERNIC_MRNPAGES, m->npages);
+}
+
+/* MRCMD: one command on entry MRIDX; its result goes to MRSTS. */
+static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
+{
+    uint32_t idx = ernic_ext_reg(c, ERNIC_MRIDX);
+    ErnicExtMr m;
+
+    if (idx >= c->mr_entries) {
+        return ERNIC_MRSTS_BAD_INDEX;
+    }
+    switch (cmd) {
+    case ERNIC_MRCMD_WRITE:
+        if (!ernic_ext_mr_from_window(c, &m)) {
+            return ERNIC_MRSTS_BAD_FIELD;
+        }
+        c->mrt[idx] = m;
+        return ERNIC_MRSTS_OK;
+    case ERNIC_MRCMD_READ:
+        ernic_ext_mr_to_window(c, &c->mrt[idx]);
+        return ERNIC_MRSTS_OK;
+    case ERNIC_MRCMD_INVALIDATE:
+        if (c->mrt[idx].state == ERNIC_MR_VALID) {
+            c->mrt[idx].state = ERNIC_MR_INVALID;
+        }
+        return ERNIC_MRSTS_OK;
+    default:
+        return ERNIC_MRSTS_BAD_COMMAND;
+    }
+}
+
+/*
+ * Side effects of a write to an extension register. EXTCTRL changes only
+ * while ERNIC is disabled, and a feature that names MR keys needs the MR
+ * feature (docs/extension.md, "Registers"); the features the device lacks
+ * are reserved bits, dropped by the register file.
+ */
+void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old)
+{
+    uint32_t val = ernic_ext_reg(c, addr), sts;
+
+    switch (addr) {
+    case ERNIC_EXTCTRL:
+        if ((ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) ||
+            ((val & ~ERNIC_EXT_F_MR) && !(val & ERNIC_EXT_F_MR))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: EXTCTRL write 0x%" PRIx32
+                          " ignored (ERNIC enabled, or a feature that needs "
+                          "MR without it)\n", val);
+            ernic_ext_set(c, ERNIC_EXTCTRL, old);
+            return;
+        }
+        trace_ernic_ext_ctrl(val);
+        break;
+    case ERNIC_MRCMD:
+        sts = ernic_ext_mr_command(c, val);
+        trace_ernic_ext_mr_command(val, ernic_ext_reg(c, ERNIC_MRIDX), sts);
+        ernic_ext_set(c, ERNIC_MRSTS, sts);
+        ernic_ext_set(c, ERNIC_MRCMD, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+/* @mr_entries 0: no extension (the ext property is off). */
+void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries)
+{
+    c->mr_entries = mr_entries;
+    c->mrt = mr_entries ? g_new0(ErnicExtMr, mr_entries) : NULL;
+}
+
+void ernic_ext_unrealize(ErnicCore *c)
+{
+    g_free(c->mrt);
+    c->mrt = NULL;
+}
+
+void ernic_ext_reset(ErnicCore *c)
+{
+    if (!c->mrt) {
+        return;
+    }
+    ernic_ext_set(c, ERNIC_EXTFEAT, ERNIC_EXT_F_ALL);
+    ernic_ext_set(c, ERNIC_EXTMRMAX, c->mr_entries);
+    memset(c->mrt, 0, sizeof(*c->mrt) * c->mr_entries);
+}

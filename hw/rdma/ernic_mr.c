@@ -1,0 +1,182 @@
+/*
+ * ERNIC memory regions: R_Key lookup, PD/access/bounds checks, and DMA
+ * to and from a region (as rxe_mr.c is to rxe). Every access the device
+ * makes through a key goes through here.
+ *
+ * Two tables: PG332's PD/MR table (256 entries of registers, p.31,
+ * Fig. 2-9; each region one physically contiguous buffer), and, once a
+ * driver turns on ERNIC-X's MR feature, the extended table of
+ * ernic_ext.c whose regions are page lists (docs/extension.md, "Keys").
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+/* Both failing is its own FATAL code (PG332 Table 2-4). */
+static uint16_t ernic_mr_code(bool key_bad, bool range_bad)
+{
+    if (key_bad) {
+        return range_bad ? ERNIC_FATAL_RKEY_AND_LENGTH : ERNIC_FATAL_RKEY;
+    }
+    return range_bad ? ERNIC_FATAL_RETH_LENGTH : 0;
+}
+
+/* [va, va + len) lies in [base, base + mrlen); *off is va - base. */
+static bool ernic_mr_in_range(uint64_t va, uint64_t len, uint64_t base,
+                              uint64_t mrlen, uint64_t *off)
+{
+    *off = va - base;
+    return va >= base && *off <= mrlen && len <= mrlen - *off;
+}
+
+/*
+ * PG332's PD/MR table: the R_Key's upper bits index the table, its low
+ * byte must equal BUFRKEY, the PD must be the QP's and the access type
+ * must allow the operation (FATAL 0x15); the range must lie in the
+ * region (0x16); both failing is 0x17.
+ */
+static uint16_t ernic_mr_check_pdt(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                                   uint64_t va, uint64_t len, bool write,
+                                   ErnicMrAccess *a)
+{
+    uint32_t idx = rkey >> 8, access;
+    const uint32_t *mr;
+    uint64_t base, mrlen, off;
+    bool key_bad, range_bad;
+
+    if (idx >= ERNIC_PDT_ENTRIES) {
+        return ERNIC_FATAL_RKEY;
+    }
+    mr = c->pdt[idx];
+    access = mr[ERNIC_W(ERNIC_ACCESSDESC)] & ERNIC_ACCESSDESC_TYPE_MASK;
+    key_bad = (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff) != (rkey & 0xff) ||
+              (mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) !=
+              (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
+              (write ? access != ERNIC_ACCESS_WRITE_ONLY &&
+                       access != ERNIC_ACCESS_READ_WRITE
+                     : access != ERNIC_ACCESS_READ_ONLY &&
+                       access != ERNIC_ACCESS_READ_WRITE);
+    base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
+           mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
+    mrlen = ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
+                        ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
+            mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
+    range_bad = !ernic_mr_in_range(va, len, base, mrlen, &off);
+    if (key_bad || range_bad) {
+        return ernic_mr_code(key_bad, range_bad);
+    }
+    memset(a, 0, sizeof(*a));
+    a->addr = (((uint64_t)mr[ERNIC_W(ERNIC_BUFBASEADDRMSB)] << 32) |
+               mr[ERNIC_W(ERNIC_BUFBASEADDRLSB)]) + off;
+    return 0;
+}
+
+/*
+ * The extended table (docs/extension.md, "Keys"): the entry is sampled
+ * into @a, so the access keeps the translation it was checked with.
+ */
+static uint16_t ernic_mr_check_ext(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                                   uint64_t va, uint64_t len, bool write,
+                                   ErnicMrAccess *a)
+{
+    const ErnicExtMr *mr = ernic_ext_mr(c, rkey >> 8);
+    uint32_t need = write ? ERNIC_MRACC_REMOTE_WRITE : ERNIC_MRACC_REMOTE_READ;
+    uint64_t off = 0;
+    bool key_bad, range_bad;
+
+    if (!mr) {
+        /* No entry, no range to check: as an index past the PD/MR table. */
+        trace_ernic_mr_refused(qpn, rkey, va, len, write);
+        return ERNIC_FATAL_RKEY;
+    }
+    key_bad = mr->state != ERNIC_MR_VALID || mr->key != (rkey & 0xff) ||
+              mr->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
+              !(mr->acc & need);
+    range_bad = !ernic_mr_in_range(va, len, mr->iova, mr->len, &off);
+    if (key_bad || range_bad) {
+        trace_ernic_mr_refused(qpn, rkey, va, len, write);
+        return ernic_mr_code(key_bad, range_bad);
+    }
+    memset(a, 0, sizeof(*a));
+    if (mr->acc & ERNIC_MRACC_PHYS) {
+        a->addr = mr->pbl + off;
+    } else {
+        /* Offsets count from the first page's start. */
+        a->addr = off + (mr->iova & ((1ull << mr->shift) - 1));
+        a->pbl = mr->pbl;
+        a->npages = mr->npages;
+        a->shift = mr->shift;
+    }
+    return 0;
+}
+
+uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                             uint64_t va, uint64_t len, bool write,
+                             ErnicMrAccess *a)
+{
+    if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+        return ernic_mr_check_ext(c, qpn, rkey, va, len, write, a);
+    }
+    return ernic_mr_check_pdt(c, qpn, rkey, va, len, write, a);
+}
+
+/* The bus address of byte @pos of a paged access; false if none. */
+static bool ernic_mr_page(ErnicCore *c, const ErnicMrAccess *a, uint64_t pos,
+                          uint64_t *bus)
+{
+    uint64_t page = pos >> a->shift;
+    uint8_t ent[8];
+
+    if (page >= a->npages ||
+        !ernic_dma_read(c, a->pbl + page * 8, ent, sizeof(ent))) {
+        return false;
+    }
+    *bus = (ldq_le_p(ent) & ~((1ull << a->shift) - 1)) +
+           (pos & ((1ull << a->shift) - 1));
+    return true;
+}
+
+/*
+ * DMA of @len bytes at offset @off of an access checked by
+ * ernic_mr_check_rkey(): into @rbuf, or from @wbuf. A paged region is
+ * done page by page. False when a page-list read or a data DMA failed
+ * (the caller applies its DMA-error reaction).
+ */
+static bool ernic_mr_dma(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                         uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+{
+    uint64_t pos, bus, psize = 1ull << a->shift;
+    uint32_t n;
+
+    if (!a->pbl) {
+        return wbuf ? ernic_dma_write(c, a->addr + off, wbuf, len) :
+                      ernic_dma_read(c, a->addr + off, rbuf, len);
+    }
+    for (; len; off += n, len -= n) {
+        pos = a->addr + off;
+        n = MIN(len, psize - (pos & (psize - 1)));
+        if (!ernic_mr_page(c, a, pos, &bus) ||
+            !(wbuf ? ernic_dma_write(c, bus, wbuf, n) :
+                     ernic_dma_read(c, bus, rbuf, n))) {
+            return false;
+        }
+        wbuf = wbuf ? wbuf + n : NULL;
+        rbuf = rbuf ? rbuf + n : NULL;
+    }
+    return true;
+}
+
+bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                   void *buf, uint32_t len)
+{
+    return ernic_mr_dma(c, a, off, buf, NULL, len);
+}
+
+bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                    const void *buf, uint32_t len)
+{
+    return ernic_mr_dma(c, a, off, NULL, buf, len);
+}

@@ -1,0 +1,99 @@
+/*
+ * ERNIC-X, the verbs extension of the emulated ERNIC (docs/extension.md):
+ * its discovery capability and registers. Not part of PG332: with the
+ * extension off (-device ernic,ext=off, or EXTCTRL = 0) the device is the
+ * PG332 device of ernic_regs.h.
+ *
+ * Shared like ernic_regs.h by the device (hw/rdma/), the qtests, the
+ * register documentation generator and the guest driver: no QEMU or
+ * kernel types. The X() lists have the format of ernic_regs.h; their last
+ * column is 0 (no PG332 page).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_RDMA_ERNIC_EXT_REGS_H
+#define HW_RDMA_ERNIC_EXT_REGS_H
+
+/*
+ * Discovery: a PCI vendor-specific capability (ID 0x09) of 16 bytes.
+ * Byte 3 is the ERNIC-X version; then three 32-bit fields.
+ */
+#define ERNIC_EXT_CAP_ID                0x09
+#define ERNIC_EXT_CAP_LEN               16
+#define ERNIC_EXT_CAP_VERSION           3       /* byte */
+#define ERNIC_EXT_CAP_LOC               4       /* [2:0] BAR, [31:12] offset */
+#define ERNIC_EXT_CAP_FEAT              8       /* EXTFEAT */
+#define ERNIC_EXT_CAP_SIZE              12      /* bytes of the range */
+#define ERNIC_EXT_VERSION               1
+
+/* The extension's registers: BAR0, where PG332 has none. */
+#define ERNIC_EXT_BASE                  0x38000
+#define ERNIC_EXT_SIZE                  0x8000
+
+/* Features (EXTFEAT, EXTCTRL and the capability). */
+#define ERNIC_EXT_F_MR                  (1u << 0)   /* extended MR table */
+#define ERNIC_EXT_F_ALL                 ERNIC_EXT_F_MR
+
+#define ERNIC_EXT_ID_VALUE              0x31585245  /* "ERX1" */
+
+/* X(name, offset, access, reset, mask, wmask, flags, page) */
+#define ERNIC_EXT_REGS(X) \
+    X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
+    X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
+    X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
+    X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
+    X(MRPD,             0x38048, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
+    X(MRACC,            0x3804c, RW,  0,          0x00003f1f, 0x00003f1f, NONE, 0) \
+    X(MRIOVALO,         0x38050, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRIOVAHI,         0x38054, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRLENLO,          0x38058, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRLENHI,          0x3805c, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRPBLLO,          0x38060, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRPBLHI,          0x38064, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRNPAGES,         0x38068, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MRCMD,            0x3806c, RW,  0,          0x00000000, 0xffffffff, NONE, 0) \
+    X(MRSTS,            0x38070, RO,  0,          0x000000ff, 0,          NONE, 0)
+
+#define ERNIC_EXT_REG(name, off, ...)   ERNIC_##name = (off),
+enum {
+    ERNIC_EXT_REGS(ERNIC_EXT_REG)
+};
+#undef ERNIC_EXT_REG
+
+/* MRKEY */
+#define ERNIC_MRKEY_KEY_MASK            0xffu
+#define ERNIC_MRKEY_STATE_SHIFT         8
+#define ERNIC_MRKEY_STATE_MASK          (3u << 8)
+#define ERNIC_MR_FREE                   0
+#define ERNIC_MR_INVALID                1       /* allocated, not mapped */
+#define ERNIC_MR_VALID                  2
+
+/* MRACC */
+#define ERNIC_MRACC_LOCAL_WRITE         (1u << 0)
+#define ERNIC_MRACC_REMOTE_READ         (1u << 1)
+#define ERNIC_MRACC_REMOTE_WRITE        (1u << 2)
+#define ERNIC_MRACC_FRWR                (1u << 3)   /* fast-registration MR */
+#define ERNIC_MRACC_PHYS                (1u << 4)   /* bus address = IOVA + PBL */
+#define ERNIC_MRACC_SHIFT_SHIFT         8
+#define ERNIC_MRACC_SHIFT_MASK          (0x3fu << 8)
+#define ERNIC_MR_PAGE_SHIFT_MIN         12
+#define ERNIC_MR_PAGE_SHIFT_MAX         30
+
+/* MRCMD commands and MRSTS results */
+#define ERNIC_MRCMD_WRITE               1
+#define ERNIC_MRCMD_READ                2
+#define ERNIC_MRCMD_INVALIDATE          3
+#define ERNIC_MRSTS_OK                  0
+#define ERNIC_MRSTS_BAD_INDEX           1
+#define ERNIC_MRSTS_BAD_FIELD           2
+#define ERNIC_MRSTS_BAD_COMMAND         3
+
+/* The extended MR table: entries (property mr-entries). */
+#define ERNIC_EXT_MR_MIN                256
+#define ERNIC_EXT_MR_MAX                65536
+#define ERNIC_EXT_MR_DEFAULT            8192
+
+#endif /* HW_RDMA_ERNIC_EXT_REGS_H */

@@ -1,0 +1,393 @@
+/*
+ * QTest for ERNIC-X, the verbs extension (docs/extension.md): discovery,
+ * the ext=off device, the EXTCTRL rules, the MR command window, and
+ * remote READ and WRITE through page-list regions of the extended MR
+ * table, with each refusal and its PG332 FATAL code.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
+
+/* A page-list region on device 1: three pages, out of order in memory. */
+#define XMR_INDEX       7
+#define XMR_KEY         0x33
+#define XRKEY           ((XMR_INDEX << 8) | XMR_KEY)
+#define XMR_IOVA        0x500000000123ULL       /* 0x123 into page 0 */
+#define XMR_LEN         (3 * 4096 - 0x123)
+#define XMR_PBL_OFF     (MR_OFF + 0x40000)
+
+static const uint32_t xmr_page_off[3] = {
+    MR_OFF + 0x20000, MR_OFF + 0x10000, MR_OFF + 0x30000,
+};
+
+/* Offset of the extension's capability in config space, or 0. */
+static uint8_t ext_cap(QPCIDevice *pci)
+{
+    uint8_t off = qpci_config_readb(pci, PCI_CAPABILITY_LIST);
+
+    for (int n = 0; off && n < 48; n++) {
+        if (qpci_config_readb(pci, off) == ERNIC_EXT_CAP_ID) {
+            return off;
+        }
+        off = qpci_config_readb(pci, off + 1);
+    }
+    return 0;
+}
+
+static void mr_window(Rig *r, int i, uint32_t state, uint32_t pd,
+                      uint32_t acc, uint64_t iova, uint64_t len, uint64_t pbl,
+                      uint32_t npages)
+{
+    wr(r, i, ERNIC_MRKEY, XMR_KEY | state << ERNIC_MRKEY_STATE_SHIFT);
+    wr(r, i, ERNIC_MRPD, pd);
+    wr(r, i, ERNIC_MRACC, acc);
+    wr(r, i, ERNIC_MRIOVALO, iova);
+    wr(r, i, ERNIC_MRIOVAHI, iova >> 32);
+    wr(r, i, ERNIC_MRLENLO, len);
+    wr(r, i, ERNIC_MRLENHI, len >> 32);
+    wr(r, i, ERNIC_MRPBLLO, pbl);
+    wr(r, i, ERNIC_MRPBLHI, pbl >> 32);
+    wr(r, i, ERNIC_MRNPAGES, npages);
+}
+
+static uint32_t mr_cmd(Rig *r, int i, uint32_t idx, uint32_t cmd)
+{
+    wr(r, i, ERNIC_MRIDX, idx);
+    wr(r, i, ERNIC_MRCMD, cmd);
+    return rd(r, i, ERNIC_MRSTS);
+}
+
+/* The page-list region XRKEY on device 1, with access @acc, PD @pd. */
+static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
+{
+    for (int p = 0; p < 3; p++) {
+        qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
+                     DEV_BASE(1) + xmr_page_off[p]);
+    }
+    mr_window(r, 1, ERNIC_MR_VALID, pd, acc | 12 << ERNIC_MRACC_SHIFT_SHIFT,
+              XMR_IOVA, XMR_LEN, DEV_BASE(1) + XMR_PBL_OFF, 3);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+}
+
+/* Two devices with EXTCTRL.MR on, QPs connected. */
+static Rig *ext_pair(void)
+{
+    Rig *r = rig_start(NULL);
+
+    for (int i = 0; i < NDEV; i++) {
+        wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+        g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_MR);
+    }
+    connect_pair(r, &default_cfg);
+    return r;
+}
+
+/* With ext=off: no capability, and the range is PG332's undefined space. */
+static void test_off(void)
+{
+    QTestState *qts = qtest_init("-M q35 -nodefaults "
+                                 "-device ernic,addr=04.0,ext=off");
+    QPCIBus *bus = qpci_new_pc(qts, NULL);
+    QPCIDevice *pci = qpci_device_find(bus, QPCI_DEVFN(4, 0));
+    uint64_t size;
+    QPCIBar bar;
+
+    qpci_device_enable(pci);
+    bar = qpci_iomap(pci, ERNIC_BAR_REGS, &size);
+    g_assert_cmpuint(ext_cap(pci), ==, 0);
+    for (uint32_t off = ERNIC_EXT_BASE; off < ERNIC_EXT_BASE + 0x100;
+         off += 4) {
+        qpci_io_writel(pci, bar, off, 0xffffffff);
+        g_assert_cmphex(qpci_io_readl(pci, bar, off), ==, 0);
+    }
+    g_free(pci);
+    qpci_free_pc(bus);
+    qtest_quit(qts);
+}
+
+static void test_discovery(void)
+{
+    Rig *r = rig_start(NULL);
+    QPCIDevice *pci = r->d[0].pci;
+    uint8_t cap = ext_cap(pci);
+
+    g_assert_cmpuint(cap, !=, 0);
+    g_assert_cmpuint(qpci_config_readb(pci, cap + 2), ==, ERNIC_EXT_CAP_LEN);
+    g_assert_cmpuint(qpci_config_readb(pci, cap + ERNIC_EXT_CAP_VERSION), ==,
+                     ERNIC_EXT_VERSION);
+    g_assert_cmphex(qpci_config_readl(pci, cap + ERNIC_EXT_CAP_LOC), ==,
+                    ERNIC_EXT_BASE | ERNIC_BAR_REGS);
+    g_assert_cmphex(qpci_config_readl(pci, cap + ERNIC_EXT_CAP_FEAT), ==,
+                    ERNIC_EXT_F_ALL);
+    g_assert_cmphex(qpci_config_readl(pci, cap + ERNIC_EXT_CAP_SIZE), ==,
+                    ERNIC_EXT_SIZE);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    g_assert_cmpuint(rd(r, 0, ERNIC_EXTMRMAX), ==, ERNIC_EXT_MR_DEFAULT);
+    /* Read-only registers keep their value. */
+    wr(r, 0, ERNIC_EXTID, 0);
+    wr(r, 0, ERNIC_EXTFEAT, 0);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
+    rig_stop(r);
+
+    r = rig_start("-global ernic.mr-entries=256");
+    g_assert_cmpuint(rd(r, 0, ERNIC_EXTMRMAX), ==, 256);
+    rig_stop(r);
+}
+
+/*
+ * EXTCTRL changes only while ERNIC is disabled; its reserved bits (the
+ * features the device lacks) read 0, as every reserved bit does.
+ */
+static void test_ctrl(void)
+{
+    Rig *r = rig_start(NULL);
+
+    wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    wr(r, 0, ERNIC_XRNICCONF, 0);
+    wr(r, 0, ERNIC_EXTCTRL, 0xffffffff);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
+    wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+    wr(r, 0, ERNIC_EXTCTRL, 0);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
+    rig_stop(r);
+}
+
+/* The MR command window: write, read back, invalidate, and refusals. */
+static void test_mr_window(void)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t acc = ERNIC_MRACC_REMOTE_WRITE | 12 << ERNIC_MRACC_SHIFT_SHIFT;
+
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, XMR_IOVA, XMR_LEN,
+              0x123450000ULL, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    mr_window(r, 0, 0, 0, 0, 0, 0, 0, 0);
+    g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_READ), ==,
+                     ERNIC_MRSTS_OK);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==,
+                    XMR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRPD), ==, PD_NUM);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRACC), ==, acc);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRIOVALO), ==, (uint32_t)XMR_IOVA);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRIOVAHI), ==, XMR_IOVA >> 32);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRLENLO), ==, XMR_LEN);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRPBLLO), ==, 0x23450000);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRPBLHI), ==, 1);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRNPAGES), ==, 3);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRCMD), ==, 0);
+
+    g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_INVALIDATE), ==,
+                     ERNIC_MRSTS_OK);
+    mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==,
+                    XMR_KEY | ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT);
+
+    /* Past the table, an unknown command, fields out of range. */
+    g_assert_cmpuint(mr_cmd(r, 0, ERNIC_EXT_MR_DEFAULT, ERNIC_MRCMD_READ),
+                     ==, ERNIC_MRSTS_BAD_INDEX);
+    g_assert_cmpuint(mr_cmd(r, 0, 0, 9), ==, ERNIC_MRSTS_BAD_COMMAND);
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM,
+              ERNIC_MRACC_REMOTE_WRITE | 11 << ERNIC_MRACC_SHIFT_SHIFT,
+              XMR_IOVA, XMR_LEN, 0x1000, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, XMR_IOVA, XMR_LEN + 1,
+              0x1000, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, XMR_IOVA, XMR_LEN,
+              0x1004, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
+    mr_window(r, 0, 3, PD_NUM, acc, XMR_IOVA, XMR_LEN, 0x1000, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, ~0ULL - 10, 20, 0x1000, 3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
+    /* A refused write leaves the entry as it was. */
+    mr_cmd(r, 0, 1, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==, 0);
+    rig_stop(r);
+}
+
+/* mr-entries out of range: realize fails with a message. */
+static void test_mr_property(void)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_autofree char *out = NULL, *err = NULL;
+    const char *argv[] = {
+        qemu, "-M", "q35", "-nodefaults", "-display", "none", "-S",
+        "-device", "ernic,mr-entries=100", NULL,
+    };
+    int status;
+
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL,
+                          NULL, &out, &err, &status, NULL));
+    g_assert_cmpint(status, !=, 0);
+    g_assert(strstr(err, "mr-entries must be between 256 and 65536"));
+}
+
+/* A WRITE of 10000 bytes lands in the three pages, in IOVA order. */
+static void test_write_paged(void)
+{
+    Rig *r = ext_pair();
+    uint32_t off = 50, len = 10000, pos = 0x123 + off, done = 0;
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 11);
+    g_autofree uint8_t *zero = g_malloc0(4096);
+
+    setup_paged_mr(r, ERNIC_MRACC_REMOTE_WRITE, PD_NUM);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, len, XMR_IOVA + off, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    for (int pg = 0; pg < 3; pg++) {
+        uint64_t base = DEV_BASE(1) + xmr_page_off[pg];
+        uint32_t lo = pg ? 0 : pos, hi = MIN(4096, pos + len - pg * 4096);
+
+        assert_mem(r, base, zero, lo);
+        assert_mem(r, base + lo, p + done, hi - lo);
+        assert_mem(r, base + hi, zero, 4096 - hi);
+        done += hi - lo;
+    }
+    g_assert_cmpuint(done, ==, len);
+    g_free(p);
+    rig_stop(r);
+}
+
+/* A READ of the whole region gathers the three pages in IOVA order. */
+static void test_read_paged(void)
+{
+    Rig *r = ext_pair();
+    g_autofree uint8_t *want = g_malloc(XMR_LEN);
+    uint32_t done = 0;
+
+    for (int pg = 0; pg < 3; pg++) {
+        uint32_t lo = pg ? 0 : 0x123;
+        uint8_t *p = put_pattern(r, DEV_BASE(1) + xmr_page_off[pg] + lo,
+                                 4096 - lo, 40 + pg);
+
+        memcpy(want + done, p, 4096 - lo);
+        done += 4096 - lo;
+        g_free(p);
+    }
+    setup_paged_mr(r, ERNIC_MRACC_REMOTE_READ, PD_NUM);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF, XMR_LEN, XMR_IOVA, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
+    assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
+    rig_stop(r);
+}
+
+/* A physical region: bus address = MRPBL + (va - IOVA). */
+static void test_phys(void)
+{
+    Rig *r = ext_pair();
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 5);
+
+    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM,
+              ERNIC_MRACC_REMOTE_WRITE | ERNIC_MRACC_PHYS, 0, ~0ULL,
+              DEV_BASE(1) + MR_OFF, 0);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 3000, 0x777, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + MR_OFF + 0x777, p, 3000);
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * Each refusal of an access through the extended table: the responder
+ * NAKs, the QP goes FATAL with the PG332 code of the R_Key check, and no
+ * byte of any page changes.
+ */
+typedef struct Refusal {
+    const char *name;
+    uint32_t acc;
+    uint32_t pd;
+    bool invalidate;
+    uint32_t rkey;
+    uint64_t va;
+    uint32_t len;
+    uint16_t code;
+} Refusal;
+
+static const Refusal refusals[] = {
+    { "beyond-end", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, false, XRKEY,
+      XMR_IOVA + XMR_LEN - 100, 200, ERNIC_FATAL_RETH_LENGTH },
+    { "before-start", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, false, XRKEY,
+      XMR_IOVA - 1, 10, ERNIC_FATAL_RETH_LENGTH },
+    { "invalidated", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, true, XRKEY,
+      XMR_IOVA, 10, ERNIC_FATAL_RKEY },
+    { "other-pd", ERNIC_MRACC_REMOTE_WRITE, PD_NUM + 1, false, XRKEY,
+      XMR_IOVA, 10, ERNIC_FATAL_RKEY },
+    { "read-only", ERNIC_MRACC_REMOTE_READ, PD_NUM, false, XRKEY,
+      XMR_IOVA, 10, ERNIC_FATAL_RKEY },
+    { "key-byte", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, false, XRKEY ^ 1,
+      XMR_IOVA, 10, ERNIC_FATAL_RKEY },
+    /* Valid in the PD/MR table, a free entry (no range) in the other. */
+    { "pg332-key", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, false, RKEY,
+      MR_VA, 10, ERNIC_FATAL_RKEY_AND_LENGTH },
+    { "past-table", ERNIC_MRACC_REMOTE_WRITE, PD_NUM, false,
+      (ERNIC_EXT_MR_DEFAULT << 8) | XMR_KEY, XMR_IOVA, 10,
+      ERNIC_FATAL_RKEY },
+    { "both", ERNIC_MRACC_REMOTE_READ, PD_NUM, false, XRKEY,
+      XMR_IOVA + XMR_LEN, 1, ERNIC_FATAL_RKEY_AND_LENGTH },
+};
+
+static void test_refused(const void *opaque)
+{
+    const Refusal *t = opaque;
+    Rig *r = ext_pair();
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, t->len, 3);
+    g_autofree uint8_t *zero = g_malloc0(4096);
+
+    setup_paged_mr(r, t->acc, t->pd);
+    if (t->invalidate) {
+        g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_INVALIDATE), ==,
+                         ERNIC_MRSTS_OK);
+    }
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, t->len, t->va, t->rkey, 0, NULL);
+    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | t->code);
+    for (int pg = 0; pg < 3; pg++) {
+        assert_mem(r, DEV_BASE(1) + xmr_page_off[pg], zero, 4096);
+    }
+    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
+    g_free(p);
+    rig_stop(r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/ernic/ext/off", test_off);
+    qtest_add_func("/ernic/ext/discovery", test_discovery);
+    qtest_add_func("/ernic/ext/ctrl", test_ctrl);
+    qtest_add_func("/ernic/ext/mr/window", test_mr_window);
+    qtest_add_func("/ernic/ext/mr/property", test_mr_property);
+    qtest_add_func("/ernic/ext/mr/write-paged", test_write_paged);
+    qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
+    qtest_add_func("/ernic/ext/mr/phys", test_phys);
+    for (size_t i = 0; i < ARRAY_SIZE(refusals); i++) {
+        g_autofree char *path = g_strdup_printf("/ernic/ext/mr/refused/%s",
+                                                refusals[i].name);
+
+        qtest_add_data_func(path, &refusals[i], test_refused);
+    }
+    return g_test_run();
+}
