@@ -208,6 +208,14 @@ static void test_mr_window(void)
               0x1004, 3);
     g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
                      ERNIC_MRSTS_BAD_FIELD);
+    /*
+     * Offset in the first page plus length is exactly 2^64: the region
+     * ends at the top of the address space, far beyond its three pages.
+     */
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, 0x123, -0x123ULL, 0x1000,
+              3);
+    g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_BAD_FIELD);
     mr_window(r, 0, 3, PD_NUM, acc, XMR_IOVA, XMR_LEN, 0x1000, 3);
     g_assert_cmpuint(mr_cmd(r, 0, 1, ERNIC_MRCMD_WRITE), ==,
                      ERNIC_MRSTS_BAD_FIELD);

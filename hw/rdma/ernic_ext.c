@@ -45,6 +45,7 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
 {
     uint32_t key = ernic_ext_reg(c, ERNIC_MRKEY);
     uint32_t acc = ernic_ext_reg(c, ERNIC_MRACC);
+    uint64_t first, pages;
 
     m->state = (key & ERNIC_MRKEY_STATE_MASK) >> ERNIC_MRKEY_STATE_SHIFT;
     m->key = key & ERNIC_MRKEY_KEY_MASK;
@@ -63,10 +64,14 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
     if (m->state != ERNIC_MR_VALID || (acc & ERNIC_MRACC_PHYS)) {
         return true;
     }
-    return m->shift >= ERNIC_MR_PAGE_SHIFT_MIN &&
-           m->shift <= ERNIC_MR_PAGE_SHIFT_MAX && !(m->pbl & 7) &&
-           (m->iova & ((1ull << m->shift) - 1)) + m->len <=
-           ((uint64_t)m->npages << m->shift);
+    if (m->shift < ERNIC_MR_PAGE_SHIFT_MIN ||
+        m->shift > ERNIC_MR_PAGE_SHIFT_MAX || (m->pbl & 7)) {
+        return false;
+    }
+    /* The first byte's offset in its page, then the length: no overflow. */
+    first = m->iova & ((1ull << m->shift) - 1);
+    pages = (uint64_t)m->npages << m->shift;
+    return first <= pages && m->len <= pages - first;
 }
 
 static void ernic_ext_mr_to_window(ErnicCore *c, const ErnicExtMr *m)
