@@ -14,6 +14,9 @@
 #                          prefixed "A| ") and transcript (their "guest:"
 #                          lines as "A: ...", then B's)
 #   show_transcript        without --check: print it, exit 0 on PASS
+#   show_pair_transcript MSG
+#                          the same for two guests (both must PASS); MSG
+#                          is logged after it
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
 #   tap_end                on failure, the console's tail; exit status
 
@@ -66,6 +69,13 @@ show_transcript() {
     printf '%s\n' "$transcript"
     log "QEMU ran for ${ms} ms (boot to poweroff, TCG)"
     printf '%s\n' "$transcript" | grep -q 'RESULT PASS'
+    exit
+}
+
+show_pair_transcript() {
+    printf '%s\n' "$transcript"
+    log "$1"
+    [ "$(printf '%s\n' "$transcript" | grep -c 'RESULT PASS')" = 2 ]
     exit
 }
 
