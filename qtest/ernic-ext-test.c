@@ -72,17 +72,22 @@ static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
                      ERNIC_MRSTS_OK);
 }
 
-/* Two devices with EXTCTRL.MR on, QPs connected. */
-static Rig *ext_pair(void)
+/* Two devices with the extension features @feat on, QPs connected. */
+static Rig *ext_pair_with(uint32_t feat)
 {
     Rig *r = rig_start(NULL);
 
     for (int i = 0; i < NDEV; i++) {
-        wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
-        g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_MR);
+        wr(r, i, ERNIC_EXTCTRL, feat);
+        g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, feat);
     }
     connect_pair(r, &default_cfg);
     return r;
+}
+
+static Rig *ext_pair(void)
+{
+    return ext_pair_with(ERNIC_EXT_F_MR);
 }
 
 /* With ext=off: no capability, and the range is PG332's undefined space. */
@@ -380,6 +385,148 @@ static void test_refused(const void *opaque)
     rig_stop(r);
 }
 
+/*
+ * Fast registration (docs/extension.md): device 1 owns a fast-registration
+ * entry (state invalid, FRWR bit), maps it with a REG_MR WQE on its own
+ * SQ, the peer WRITEs through the new key, LOCAL_INV unmaps it, and the
+ * next WRITE through it is refused.
+ */
+#define FR_KEY          0x44
+#define FR_RKEY         ((XMR_INDEX << 8) | FR_KEY)
+#define FR_ACC          (ERNIC_MRACC_FRWR | ERNIC_MRACC_REMOTE_WRITE | \
+                         ERNIC_MRACC_LOCAL_WRITE | \
+                         12 << ERNIC_MRACC_SHIFT_SHIFT)
+
+static void alloc_fr_entry(Rig *r)
+{
+    for (int p = 0; p < 3; p++) {
+        qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
+                     DEV_BASE(1) + xmr_page_off[p]);
+    }
+    mr_window(r, 1, ERNIC_MR_INVALID, PD_NUM, ERNIC_MRACC_FRWR, 0, 0, 0, 0);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+}
+
+static void post_reg_mr(Rig *r, uint16_t wrid, uint32_t key, uint32_t acc)
+{
+    uint8_t sd[16] = { 0 };
+
+    stl_le_p(sd, 3);
+    stl_le_p(sd + 4, acc);
+    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_REG_MR,
+         DEV_BASE(1) + XMR_PBL_OFF, XMR_LEN, XMR_IOVA, key, 0, sd);
+}
+
+static void test_frwr(void)
+{
+    Rig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 21);
+    uint32_t in0 = 4096 - 0x123 - 3000;     /* bytes left in page 0 */
+
+    alloc_fr_entry(r);
+    post_reg_mr(r, 0, FR_RKEY, FR_ACC);
+    PUMP(r, NULL, all_done(r, 1, QPN_B));
+    g_assert_cmphex(cqe(r, 1, 0), ==, ERNIC_OP_REG_MR << 16);
+    mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+                    FR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRNPAGES), ==, 3);
+
+    /* 3000 bytes from IOVA + 3000: the end of page 0 and into page 1. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 3000, XMR_IOVA + 3000, FR_RKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 4096 - in0, p, in0);
+    assert_mem(r, DEV_BASE(1) + xmr_page_off[1], p + in0, 3000 - in0);
+
+    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_LOCAL_INV, 0, 0, 0,
+         FR_RKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 1, QPN_B));
+    g_assert_cmphex(cqe(r, 1, 1), ==, ERNIC_OP_LOCAL_INV << 16 | 1);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 10, XMR_IOVA, FR_RKEY, 0, NULL);
+    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * Refused fast registrations: the WQE completes with ERRFLAG and the QP
+ * goes FATAL 0x05; the entry keeps its state.
+ */
+typedef struct FrRefusal {
+    const char *name;
+    bool map_first;             /* the entry is valid already */
+    uint8_t opcode;
+    uint32_t key;
+    uint32_t acc;
+} FrRefusal;
+
+static const FrRefusal fr_refusals[] = {
+    { "reg-valid", true, ERNIC_OP_REG_MR, FR_RKEY, FR_ACC },
+    { "reg-no-frwr-bit", false, ERNIC_OP_REG_MR, FR_RKEY,
+      FR_ACC & ~ERNIC_MRACC_FRWR },
+    { "reg-bad-shift", false, ERNIC_OP_REG_MR, FR_RKEY,
+      ERNIC_MRACC_FRWR | 40 << ERNIC_MRACC_SHIFT_SHIFT },
+    { "reg-past-table", false, ERNIC_OP_REG_MR,
+      (ERNIC_EXT_MR_DEFAULT << 8) | FR_KEY, FR_ACC },
+    { "inv-not-valid", false, ERNIC_OP_LOCAL_INV, FR_RKEY, 0 },
+    { "inv-key-byte", true, ERNIC_OP_LOCAL_INV, FR_RKEY ^ 1, 0 },
+};
+
+static void test_frwr_refused(const void *opaque)
+{
+    const FrRefusal *t = opaque;
+    Rig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
+    uint16_t n = 0;
+    uint32_t state;
+
+    alloc_fr_entry(r);
+    if (t->map_first) {
+        post_reg_mr(r, n++, FR_RKEY, FR_ACC);
+        PUMP(r, NULL, all_done(r, 1, QPN_B));
+    }
+    state = t->map_first ? ERNIC_MR_VALID : ERNIC_MR_INVALID;
+    if (t->opcode == ERNIC_OP_REG_MR) {
+        post_reg_mr(r, n, t->key, t->acc);
+    } else {
+        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, n, ERNIC_OP_LOCAL_INV, 0, 0,
+             0, t->key, 0, NULL);
+    }
+    PUMP(r, NULL, all_done(r, 1, QPN_B));
+    g_assert_cmphex(cqe(r, 1, n) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT, ==,
+                    state);
+    rig_stop(r);
+}
+
+/* With FRWR off, 0x20 is a reserved opcode as in PG332. */
+static void test_frwr_off(void)
+{
+    Rig *r = ext_pair();
+
+    alloc_fr_entry(r);
+    post_reg_mr(r, 0, FR_RKEY, FR_ACC);
+    PUMP(r, NULL, all_done(r, 1, QPN_B));
+    g_assert_cmphex(cqe(r, 1, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_ILLEGAL_OPCODE, ==,
+                    ERNIC_INT_ILLEGAL_OPCODE);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+                    ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT | XMR_KEY);
+    rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -396,6 +543,14 @@ int main(int argc, char **argv)
                                                 refusals[i].name);
 
         qtest_add_data_func(path, &refusals[i], test_refused);
+    }
+    qtest_add_func("/ernic/ext/frwr/map-write-invalidate", test_frwr);
+    qtest_add_func("/ernic/ext/frwr/off", test_frwr_off);
+    for (size_t i = 0; i < ARRAY_SIZE(fr_refusals); i++) {
+        g_autofree char *path = g_strdup_printf("/ernic/ext/frwr/refused/%s",
+                                                fr_refusals[i].name);
+
+        qtest_add_data_func(path, &fr_refusals[i], test_frwr_refused);
     }
     return g_test_run();
 }

@@ -270,7 +270,8 @@ static void act_post(Fuzz *z)
         uint8_t op = chance(z, 90) ?
                      PICK(z, ERNIC_OP_WRITE, ERNIC_OP_WRITE_IMM, ERNIC_OP_SEND,
                           ERNIC_OP_SEND_IMM, ERNIC_OP_READ,
-                          ERNIC_OP_SEND_INV) : below(z, 256);
+                          ERNIC_OP_SEND_INV, ERNIC_OP_REG_MR,
+                          ERNIC_OP_LOCAL_INV) : below(z, 256);
 
         for (int b = 0; b < ERNIC_WQE_SIZE; b += 8) {
             stq_le_p(wqe + b, rnd(z));
@@ -339,7 +340,8 @@ static void act_ext(Fuzz *z)
     if (chance(z, 15)) {
         uint32_t conf = rd(z->r, dev, ERNIC_XRNICCONF);
 
-        val = chance(z, 60) ? ERNIC_EXT_F_MR : any_val(z);
+        val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
+                                   ERNIC_EXT_F_FRWR) : any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
             wr(z->r, dev, ERNIC_XRNICCONF, conf & ~ERNIC_XRNICCONF_EN);

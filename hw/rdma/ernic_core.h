@@ -48,6 +48,7 @@ typedef struct ErnicOsq {
     uint8_t opcode;             /* ERNIC_OP_* or a reserved value */
     bool error;                 /* complete with ERRFLAG, never sent */
     bool done;                  /* may complete once older ones have */
+    bool local;                 /* REG_MR/LOCAL_INV: done at fetch */
     uint32_t psn;               /* first PSN */
     uint32_t npkts;             /* PSNs it consumes */
     uint64_t laddr;
@@ -365,6 +366,9 @@ void ernic_ext_reset(ErnicCore *c);
 void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
 /* Whether the driver has turned @feature (ERNIC_EXT_F_*) on. */
 bool ernic_ext_on(ErnicCore *c, uint32_t feature);
+/* Fast registration WQEs (docs/extension.md, "Fast registration"). */
+bool ernic_ext_local_op(ErnicCore *c, uint8_t op);
+bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const uint8_t *wqe);
 /* Entry @idx of the extended MR table, or NULL past its end. */
 const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 

@@ -37,31 +37,19 @@ static void ernic_ext_set(ErnicCore *c, hwaddr off, uint32_t val)
 }
 
 /*
- * The window as an entry; false if a field is out of range: a state of 3,
- * a page shift outside 12..30, a region that wraps, or one longer than its
- * pages (docs/extension.md, MRSTS 2).
+ * Whether entry @m may be stored: no state 3, no region that wraps; a
+ * valid page-list region needs a page shift of 12..30, an 8-byte aligned
+ * page list and pages for its whole length (docs/extension.md, MRSTS 2).
  */
-static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
+static bool ernic_ext_mr_ok(const ErnicExtMr *m)
 {
-    uint32_t key = ernic_ext_reg(c, ERNIC_MRKEY);
-    uint32_t acc = ernic_ext_reg(c, ERNIC_MRACC);
     uint64_t first, pages;
-
-    m->state = (key & ERNIC_MRKEY_STATE_MASK) >> ERNIC_MRKEY_STATE_SHIFT;
-    m->key = key & ERNIC_MRKEY_KEY_MASK;
-    m->pd = ernic_ext_reg(c, ERNIC_MRPD);
-    m->acc = acc;
-    m->shift = (acc & ERNIC_MRACC_SHIFT_MASK) >> ERNIC_MRACC_SHIFT_SHIFT;
-    m->iova = ernic_ext_reg64(c, ERNIC_MRIOVALO, ERNIC_MRIOVAHI);
-    m->len = ernic_ext_reg64(c, ERNIC_MRLENLO, ERNIC_MRLENHI);
-    m->pbl = ernic_ext_reg64(c, ERNIC_MRPBLLO, ERNIC_MRPBLHI);
-    m->npages = ernic_ext_reg(c, ERNIC_MRNPAGES);
 
     if (m->state > ERNIC_MR_VALID ||
         (m->len && m->iova + m->len - 1 < m->iova)) {
         return false;
     }
-    if (m->state != ERNIC_MR_VALID || (acc & ERNIC_MRACC_PHYS)) {
+    if (m->state != ERNIC_MR_VALID || (m->acc & ERNIC_MRACC_PHYS)) {
         return true;
     }
     if (m->shift < ERNIC_MR_PAGE_SHIFT_MIN ||
@@ -72,6 +60,28 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
     first = m->iova & ((1ull << m->shift) - 1);
     pages = (uint64_t)m->npages << m->shift;
     return first <= pages && m->len <= pages - first;
+}
+
+static void ernic_ext_mr_set_acc(ErnicExtMr *m, uint32_t acc)
+{
+    m->acc = acc;
+    m->shift = (acc & ERNIC_MRACC_SHIFT_MASK) >> ERNIC_MRACC_SHIFT_SHIFT;
+}
+
+/* The window as an entry; false if a field is out of range. */
+static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
+{
+    uint32_t key = ernic_ext_reg(c, ERNIC_MRKEY);
+
+    m->state = (key & ERNIC_MRKEY_STATE_MASK) >> ERNIC_MRKEY_STATE_SHIFT;
+    m->key = key & ERNIC_MRKEY_KEY_MASK;
+    m->pd = ernic_ext_reg(c, ERNIC_MRPD);
+    ernic_ext_mr_set_acc(m, ernic_ext_reg(c, ERNIC_MRACC));
+    m->iova = ernic_ext_reg64(c, ERNIC_MRIOVALO, ERNIC_MRIOVAHI);
+    m->len = ernic_ext_reg64(c, ERNIC_MRLENLO, ERNIC_MRLENHI);
+    m->pbl = ernic_ext_reg64(c, ERNIC_MRPBLLO, ERNIC_MRPBLHI);
+    m->npages = ernic_ext_reg(c, ERNIC_MRNPAGES);
+    return ernic_ext_mr_ok(m);
 }
 
 static void ernic_ext_mr_to_window(ErnicCore *c, const ErnicExtMr *m)
@@ -162,6 +172,56 @@ void ernic_ext_unrealize(ErnicCore *c)
 {
     g_free(c->mrt);
     c->mrt = NULL;
+}
+
+/* Is @op a fast registration opcode the driver has turned on? */
+bool ernic_ext_local_op(ErnicCore *c, uint8_t op)
+{
+    return (op == ERNIC_OP_REG_MR || op == ERNIC_OP_LOCAL_INV) &&
+           ernic_ext_on(c, ERNIC_EXT_F_FRWR);
+}
+
+/*
+ * Execute a REG_MR or LOCAL_INV WQE of QP @qpn (docs/extension.md, "Fast
+ * registration"); false when a check fails and the entry is unchanged.
+ */
+bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const uint8_t *wqe)
+{
+    uint8_t op = wqe[ERNIC_WQE_OPCODE];
+    uint32_t key = ldl_le_p(&wqe[ERNIC_WQE_RTAG]);
+    uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
+    ErnicExtMr *m, n;
+
+    if ((key >> 8) >= c->mr_entries) {
+        return false;
+    }
+    m = &c->mrt[key >> 8];
+    if (m->pd != pd || !(m->acc & ERNIC_MRACC_FRWR)) {
+        return false;
+    }
+    if (op == ERNIC_OP_LOCAL_INV) {
+        if (m->state != ERNIC_MR_VALID || m->key != (key & 0xff)) {
+            return false;
+        }
+        m->state = ERNIC_MR_INVALID;
+        return true;
+    }
+    if (m->state != ERNIC_MR_INVALID) {
+        return false;
+    }
+    n = *m;
+    n.state = ERNIC_MR_VALID;
+    n.key = key & 0xff;
+    ernic_ext_mr_set_acc(&n, ldl_le_p(&wqe[ERNIC_WQE_REG_ACC]));
+    n.iova = ldq_le_p(&wqe[ERNIC_WQE_ROFFSET]);
+    n.len = ldl_le_p(&wqe[ERNIC_WQE_LENGTH]);
+    n.pbl = ldq_le_p(&wqe[ERNIC_WQE_LADDR]);
+    n.npages = ldl_le_p(&wqe[ERNIC_WQE_REG_NPAGES]);
+    if (!(n.acc & ERNIC_MRACC_FRWR) || !ernic_ext_mr_ok(&n)) {
+        return false;
+    }
+    *m = n;
+    return true;
 }
 
 void ernic_ext_reset(ErnicCore *c)

@@ -92,6 +92,22 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
                      (ernic_qp_reg(c, qpn, ERNIC_STATWQE) + 1) & 0xffff);
     c->gcsr[ERNIC_GW(ERNIC_QPMSTS)] += 1u << 16;
 
+    if (qpn != ERNIC_QP_GSI && ernic_ext_local_op(c, e->opcode)) {
+        /*
+         * Fast registration runs here, in SQ order, and takes no PSN;
+         * a failed check is a WQE processor error (docs/extension.md).
+         */
+        if (!ernic_ext_exec_local(c, qpn, wqe)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u: fast "
+                          "registration of key 0x%x refused: FATAL\n",
+                          qpn, e->slot, e->rkey);
+            ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+            return false;
+        }
+        e->psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+        e->local = e->done = true;
+        return true;
+    }
     if (!ernic_opcode_valid(e->opcode)) {
         /*
          * A reserved opcode raises INTSTS[5] (PG332 p.38). The WQE is
@@ -417,7 +433,7 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 qp->tx_pkt = 0;
                 continue;
             }
-            if (e->error) {
+            if (e->error || e->local) {
                 /* Completing costs budget: a ring of bad WQEs is bounded. */
                 qp->tx_idx++;
                 ernic_comp_complete_ready(c, qpn);

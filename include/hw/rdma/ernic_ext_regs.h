@@ -33,7 +33,8 @@
 
 /* Features (EXTFEAT, EXTCTRL and the capability). */
 #define ERNIC_EXT_F_MR                  (1u << 0)   /* extended MR table */
-#define ERNIC_EXT_F_ALL                 ERNIC_EXT_F_MR
+#define ERNIC_EXT_F_FRWR                (1u << 1)   /* REG_MR, LOCAL_INV */
+#define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR)
 
 #define ERNIC_EXT_ID_VALUE              0x31585245  /* "ERX1" */
 
@@ -41,7 +42,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00000003, 0x00000003, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -90,6 +91,16 @@ enum {
 #define ERNIC_MRSTS_BAD_INDEX           1
 #define ERNIC_MRSTS_BAD_FIELD           2
 #define ERNIC_MRSTS_BAD_COMMAND         3
+
+/*
+ * Fast registration WQEs (feature FRWR), in the PG332 64-byte WQE:
+ * REG_MR: RTAG new key, ROFFSET IOVA, LENGTH length, LADDR page list,
+ * SDATA[0..3] pages, SDATA[4..7] MRACC. LOCAL_INV: RTAG the key.
+ */
+#define ERNIC_OP_REG_MR                 0x20
+#define ERNIC_OP_LOCAL_INV              0x21
+#define ERNIC_WQE_REG_NPAGES            32      /* SDATA[0..3] */
+#define ERNIC_WQE_REG_ACC               36      /* SDATA[4..7] */
 
 /* The extended MR table: entries (property mr-entries). */
 #define ERNIC_EXT_MR_MIN                256
