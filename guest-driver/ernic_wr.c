@@ -59,9 +59,10 @@ static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
 	return off;
 }
 
-static u32 ernic_sge_total(const struct ib_sge *sg, int n)
+/* In 64 bits: four SGEs of up to 4 GiB each cannot wrap the sum. */
+static u64 ernic_sge_total(const struct ib_sge *sg, int n)
 {
-	u32 t = 0;
+	u64 t = 0;
 	int i;
 
 	for (i = 0; i < n; i++)
@@ -140,10 +141,12 @@ static u32 ernic_rc_slots(const struct ib_send_wr *wr, u8 op)
 static int ernic_check_rc_wr(const struct ib_send_wr *wr, u8 op)
 {
 	bool send = !ernic_op_is_rw(op);
-	u32 len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	u64 len;
 
-	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE ||
-	    len > ERNIC_MAX_MSG_SIZE)
+	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE)
+		return -EINVAL;
+	len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	if (len > ERNIC_MAX_MSG_SIZE)
 		return -EINVAL;
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
 	if (send && !len)
@@ -609,8 +612,8 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 			} else {
 				c->src_qp = qp->attr.dest_qp_num;
 				ernic_copy_to_sges(qp->dev, r, b,
-						   min(qp->rq_elem,
-						       ernic_sge_total(r->sge,
+						   min_t(u64, qp->rq_elem,
+							 ernic_sge_total(r->sge,
 								r->num_sge)),
 						   c);
 			}

@@ -527,6 +527,22 @@ static void test_frwr_off(void)
     rig_stop(r);
 }
 
+/*
+ * One test per element of a table whose elements start with their name:
+ * @prefix/<name>.
+ */
+static void add_cases(const char *prefix, const void *cases, size_t n,
+                      size_t size, GTestDataFunc fn)
+{
+    for (size_t i = 0; i < n; i++) {
+        const void *t = (const char *)cases + i * size;
+        g_autofree char *path = g_strdup_printf("%s/%s", prefix,
+                                                *(const char *const *)t);
+
+        qtest_add_data_func(path, t, fn);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -538,19 +554,12 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/mr/write-paged", test_write_paged);
     qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
     qtest_add_func("/ernic/ext/mr/phys", test_phys);
-    for (size_t i = 0; i < ARRAY_SIZE(refusals); i++) {
-        g_autofree char *path = g_strdup_printf("/ernic/ext/mr/refused/%s",
-                                                refusals[i].name);
-
-        qtest_add_data_func(path, &refusals[i], test_refused);
-    }
+    add_cases("/ernic/ext/mr/refused", refusals, ARRAY_SIZE(refusals),
+              sizeof(refusals[0]), test_refused);
     qtest_add_func("/ernic/ext/frwr/map-write-invalidate", test_frwr);
     qtest_add_func("/ernic/ext/frwr/off", test_frwr_off);
-    for (size_t i = 0; i < ARRAY_SIZE(fr_refusals); i++) {
-        g_autofree char *path = g_strdup_printf("/ernic/ext/frwr/refused/%s",
-                                                fr_refusals[i].name);
-
-        qtest_add_data_func(path, &fr_refusals[i], test_frwr_refused);
-    }
+    add_cases("/ernic/ext/frwr/refused", fr_refusals,
+              ARRAY_SIZE(fr_refusals), sizeof(fr_refusals[0]),
+              test_frwr_refused);
     return g_test_run();
 }

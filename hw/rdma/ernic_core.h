@@ -368,7 +368,7 @@ void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
 bool ernic_ext_on(ErnicCore *c, uint32_t feature);
 /* Fast registration WQEs (docs/extension.md, "Fast registration"). */
 bool ernic_ext_local_op(ErnicCore *c, uint8_t op);
-bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const uint8_t *wqe);
+bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
 /* Entry @idx of the extended MR table, or NULL past its end. */
 const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 

@@ -62,9 +62,10 @@ static bool ernic_ext_mr_ok(const ErnicExtMr *m)
     return first <= pages && m->len <= pages - first;
 }
 
+/* MRACC's defined bits, from the window or a REG_MR WQE alike. */
 static void ernic_ext_mr_set_acc(ErnicExtMr *m, uint32_t acc)
 {
-    m->acc = acc;
+    m->acc = acc & ERNIC_MRACC_MASK;
     m->shift = (acc & ERNIC_MRACC_SHIFT_MASK) >> ERNIC_MRACC_SHIFT_SHIFT;
 }
 
@@ -182,25 +183,24 @@ bool ernic_ext_local_op(ErnicCore *c, uint8_t op)
 }
 
 /*
- * Execute a REG_MR or LOCAL_INV WQE of QP @qpn (docs/extension.md, "Fast
- * registration"); false when a check fails and the entry is unchanged.
+ * Execute REG_MR or LOCAL_INV WQE @e of QP @qpn, as the requester fetched
+ * it (docs/extension.md, "Fast registration"); false when a check fails
+ * and the entry is unchanged.
  */
-bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const uint8_t *wqe)
+bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
 {
-    uint8_t op = wqe[ERNIC_WQE_OPCODE];
-    uint32_t key = ldl_le_p(&wqe[ERNIC_WQE_RTAG]);
     uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
     ErnicExtMr *m, n;
 
-    if ((key >> 8) >= c->mr_entries) {
+    if ((e->rkey >> 8) >= c->mr_entries) {
         return false;
     }
-    m = &c->mrt[key >> 8];
+    m = &c->mrt[e->rkey >> 8];
     if (m->pd != pd || !(m->acc & ERNIC_MRACC_FRWR)) {
         return false;
     }
-    if (op == ERNIC_OP_LOCAL_INV) {
-        if (m->state != ERNIC_MR_VALID || m->key != (key & 0xff)) {
+    if (e->opcode == ERNIC_OP_LOCAL_INV) {
+        if (m->state != ERNIC_MR_VALID || m->key != (e->rkey & 0xff)) {
             return false;
         }
         m->state = ERNIC_MR_INVALID;
@@ -211,12 +211,13 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const uint8_t *wqe)
     }
     n = *m;
     n.state = ERNIC_MR_VALID;
-    n.key = key & 0xff;
-    ernic_ext_mr_set_acc(&n, ldl_le_p(&wqe[ERNIC_WQE_REG_ACC]));
-    n.iova = ldq_le_p(&wqe[ERNIC_WQE_ROFFSET]);
-    n.len = ldl_le_p(&wqe[ERNIC_WQE_LENGTH]);
-    n.pbl = ldq_le_p(&wqe[ERNIC_WQE_LADDR]);
-    n.npages = ldl_le_p(&wqe[ERNIC_WQE_REG_NPAGES]);
+    n.key = e->rkey & 0xff;
+    ernic_ext_mr_set_acc(&n, ldl_le_p(&e->sdata[ERNIC_WQE_REG_ACC -
+                                                ERNIC_WQE_SDATA]));
+    n.iova = e->raddr;
+    n.len = e->len;
+    n.pbl = e->laddr;
+    n.npages = ldl_le_p(&e->sdata[ERNIC_WQE_REG_NPAGES - ERNIC_WQE_SDATA]);
     if (!(n.acc & ERNIC_MRACC_FRWR) || !ernic_ext_mr_ok(&n)) {
         return false;
     }

@@ -97,7 +97,7 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
          * Fast registration runs here, in SQ order, and takes no PSN;
          * a failed check is a WQE processor error (docs/extension.md).
          */
-        if (!ernic_ext_exec_local(c, qpn, wqe)) {
+        if (!ernic_ext_exec_local(c, qpn, e)) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u: fast "
                           "registration of key 0x%x refused: FATAL\n",
                           qpn, e->slot, e->rkey);

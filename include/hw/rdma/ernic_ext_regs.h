@@ -80,6 +80,7 @@ enum {
 #define ERNIC_MRACC_PHYS                (1u << 4)   /* bus address = IOVA + PBL */
 #define ERNIC_MRACC_SHIFT_SHIFT         8
 #define ERNIC_MRACC_SHIFT_MASK          (0x3fu << 8)
+#define ERNIC_MRACC_MASK                0x00003f1fu /* defined bits */
 #define ERNIC_MR_PAGE_SHIFT_MIN         12
 #define ERNIC_MR_PAGE_SHIFT_MAX         30
 
