@@ -204,7 +204,7 @@ static void test_hub(void)
     uint32_t pi = 0, k;
 
     watchdog_arm();
-    r->qts = qtest_init("-M q35 -nodefaults -m 512 "
+    r->qts = qtest_init(RIG_MACHINE " "
                         "-netdev hubport,id=h0,hubid=0 "
                         "-netdev hubport,id=h1,hubid=0 "
                         "-device ernic,addr=04.0,netdev=h0,"

@@ -926,7 +926,7 @@ static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
     uint8_t arp[42] = { 0 }, desc[16] = { 0 }, reply[64];
     int k;
 
-    r->qts = qtest_initf("-M q35 -nodefaults -m 512 -netdev %s,id=n0 "
+    r->qts = qtest_initf(RIG_MACHINE " -netdev %s,id=n0 "
                          "-device ernic,addr=04.0,netdev=n0,"
                          "mac=52:54:00:e3:32:00", netdev);
     rig_attach(r, 0, r->qts, qpci_new_pc(r->qts, NULL));

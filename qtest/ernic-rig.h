@@ -20,6 +20,15 @@
 #include "hw/pci/pci_regs.h"
 #include "hw/rdma/ernic_regs.h"
 
+/*
+ * The machine of every rig. The i8254 PIT is off: its timer runs on the
+ * virtual clock, which stands still between qtest steps, so when its next
+ * tick falls a few hundred nanoseconds after the last step the main loop
+ * polls with that timeout for ever and looks busy (fuzz seed 9103).
+ * Nothing here runs guest code that would want a PIT.
+ */
+#define RIG_MACHINE "-M q35,pit=off -nodefaults -m 512"
+
 #define NDEV            2
 #define QPN_A           2       /* QP on device 0 */
 #define QPN_B           3       /* its peer on device 1 */
@@ -217,7 +226,7 @@ static inline Rig *rig_start(const char *extra)
 {
     Rig *r = g_new0(Rig, 1);
     int sv[NDEV][2];
-    g_autoptr(GString) cmd = g_string_new("-M q35 -nodefaults -m 512");
+    g_autoptr(GString) cmd = g_string_new(RIG_MACHINE);
     QPCIBus *bus;
 
     for (int i = 0; i < NDEV; i++) {
@@ -249,7 +258,7 @@ static inline Rig *rig_start_procs(const char *nd0, const char *nd1)
 
     r->two_procs = true;
     for (int i = 0; i < NDEV; i++) {
-        QTestState *qts = qtest_initf("-M q35 -nodefaults -m 512 -netdev %s,"
+        QTestState *qts = qtest_initf(RIG_MACHINE " -netdev %s,"
                                       "id=n%d -device ernic,addr=0%d.0,"
                                       "netdev=n%d,mac=52:54:00:e3:32:0%d",
                                       nd[i], i, 4 + i, i, i);
