@@ -15,6 +15,7 @@
 #include <asm/unaligned.h>
 
 #include "hw/rdma/ernic_regs.h"
+#include "hw/rdma/ernic_ext_regs.h"
 
 #define ERNIC_DRV_NAME		"ernic"
 
@@ -55,6 +56,10 @@ struct ernic_eth_ring {
 #define ERNIC_ICRC_LEN		4
 #define ERNIC_UDP_SPORT		0xc001	/* XRNICCONF[31:16] */
 #define ERNIC_GID_TBL_LEN	16
+/* The DMA MR's length, as WRRDBUFLEN + ACCESSDESC[31:16] can hold it. */
+#define ERNIC_DMA_MR_LEN	((1ull << 48) - 1)
+/* Pages of a fast-registration MR: a 4 KiB page list (ERNIC-X). */
+#define ERNIC_MAX_FR_PAGES	512
 
 struct ernic_pd {
 	struct ib_pd ibpd;
@@ -63,7 +68,12 @@ struct ernic_pd {
 
 struct ernic_mr {
 	struct ib_mr ibmr;
-	u32 idx;			/* PD/MR table entry */
+	u32 idx;			/* PD/MR or extended table entry */
+	/* A fast-registration MR's page list (ERNIC-X) */
+	__le64 *pages;
+	dma_addr_t pages_dma;
+	u32 max_pages;
+	u32 npages;
 };
 
 /* An address vector, as the QP registers and the QP1 frames need it. */
@@ -181,7 +191,10 @@ struct ernic_dev {
 	spinlock_t lock;		/* the maps and qps[] */
 	DECLARE_BITMAP(qp_map, ERNIC_NUM_QP_MAX + 1);
 	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
-	DECLARE_BITMAP(mr_map, ERNIC_PDT_ENTRIES);
+	struct ida mr_ida;		/* MR table entries */
+	u32 mr_max;			/* entries of the table in use */
+	u32 ext;			/* ERNIC-X features on (EXTCTRL) */
+	struct mutex mr_mutex;		/* the ERNIC-X MR window */
 	struct ernic_qp *qps[ERNIC_NUM_QP_MAX + 1];
 	u32 rq_buf_size;
 	bool ib_registered;
@@ -246,6 +259,11 @@ static inline struct ernic_cq *to_ecq(struct ib_cq *ibcq)
 	return container_of(ibcq, struct ernic_cq, ibcq);
 }
 
+static inline struct ernic_mr *to_emr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct ernic_mr, ibmr);
+}
+
 static inline struct ernic_pd *to_epd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct ernic_pd, ibpd);
@@ -267,6 +285,18 @@ int ernic_add_gid(const struct ib_gid_attr *attr, void **context);
 int ernic_del_gid(const struct ib_gid_attr *attr, void **context);
 int ernic_av_from_attr(struct ernic_dev *dev, const struct rdma_ah_attr *ah,
 		       struct ernic_av *av);
+
+/* ernic_mr.c: MRs in the PG332 table or the ERNIC-X one */
+void ernic_ext_init(struct ernic_dev *dev);
+struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *ernic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int ernic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+int ernic_fill_local_wqe(const struct ib_send_wr *wr, u8 *w, u32 slot);
+int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 
 /* ernic_cq.c */
 int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * ERNIC ib_device: device and port queries, PDs, MRs in the PG332 PD/MR
- * table, address handles, the GID hooks that program the device's own
- * IP address, and registration with the RDMA core.
+ * ERNIC ib_device: device and port queries, PDs, address handles, the
+ * GID hooks that program the device's own IP address, and registration
+ * with the RDMA core. MRs are in ernic_mr.c.
  *
  * The port is RoCEv2 only. Its GID table is the RDMA core's: the net_device
  * of the Ethernet path is the port's netdev, so the core adds a GID for
@@ -10,7 +10,6 @@
  */
 
 #include <linux/etherdevice.h>
-#include <linux/random.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
@@ -28,7 +27,7 @@ static int ernic_query_device(struct ib_device *ibdev,
 	memset(a, 0, sizeof(*a));
 	addrconf_addr_eui48((u8 *)&a->sys_image_guid, dev->netdev->dev_addr);
 	a->fw_ver = ERNIC_PCI_REVISION;
-	a->max_mr_size = (1ull << 48) - 1;	/* WRRDBUFLEN + ACCESSDESC[31:16] */
+	a->max_mr_size = ERNIC_DMA_MR_LEN;
 	a->page_size_cap = PAGE_SIZE;
 	a->vendor_id = ERNIC_PCI_VENDOR_ID;
 	a->vendor_part_id = ERNIC_PCI_DEVICE_ID;
@@ -42,12 +41,16 @@ static int ernic_query_device(struct ib_device *ibdev,
 	a->max_sge_rd = ERNIC_MAX_RW_SGE;	/* a WQE per SGE */
 	a->max_cq = dev->num_qp * 2;
 	a->max_cqe = 0xffff;
-	a->max_mr = ERNIC_PDT_ENTRIES;
+	a->max_mr = dev->mr_max;
 	a->max_pd = ERNIC_PDT_ENTRIES;
 	a->max_qp_rd_atom = ERNIC_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = ERNIC_MAX_RD_ATOM;
 	a->max_res_rd_atom = ERNIC_MAX_RD_ATOM * dev->num_qp;
 	a->atomic_cap = IB_ATOMIC_NONE;
+	if (dev->ext & ERNIC_EXT_F_FRWR) {
+		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
+		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;
+	}
 	a->max_ah = INT_MAX;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
@@ -203,101 +206,6 @@ static int ernic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
-/*
- * PD/MR table entry (PG332 Fig. 2-9): an incoming READ or WRITE is allowed
- * when R_Key[31:8] names the entry, R_Key[7:0] equals BUFRKEY, PDPDNUM is
- * the QP's PD and [VA, VA + len) lies inside [VIRTADDR, VIRTADDR + length).
- * Data goes to BUFBASEADDR + (VA - VIRTADDR).
- */
-static void ernic_pdt_write(struct ernic_dev *dev, u32 idx, u32 pdn, u64 va,
-			    u64 base, u64 len, u8 key, u32 access)
-{
-	u32 e = ERNIC_PDT_OFFSET(idx);
-
-	ernic_wr(dev, e + ERNIC_PDPDNUM, pdn);
-	ernic_wr(dev, e + ERNIC_VIRTADDRLSB, lower_32_bits(va));
-	ernic_wr(dev, e + ERNIC_VIRTADDRMSB, upper_32_bits(va));
-	ernic_wr(dev, e + ERNIC_BUFBASEADDRLSB, lower_32_bits(base));
-	ernic_wr(dev, e + ERNIC_BUFBASEADDRMSB, upper_32_bits(base));
-	ernic_wr(dev, e + ERNIC_BUFRKEY, key);
-	ernic_wr(dev, e + ERNIC_WRRDBUFLEN, lower_32_bits(len));
-	ernic_wr(dev, e + ERNIC_ACCESSDESC, access |
-		 (u32)((len >> 32) & 0xffff) << ERNIC_ACCESSDESC_LENMSB_SHIFT);
-}
-
-static u32 ernic_access_type(int flags)
-{
-	bool rd = flags & IB_ACCESS_REMOTE_READ;
-	bool wr = flags & IB_ACCESS_REMOTE_WRITE;
-
-	if (rd && wr)
-		return ERNIC_ACCESS_READ_WRITE;
-	if (wr)
-		return ERNIC_ACCESS_WRITE_ONLY;
-	if (rd)
-		return ERNIC_ACCESS_READ_ONLY;
-	/* Local only: a reserved access type, which no request matches. */
-	return ERNIC_ACCESSDESC_TYPE_MASK;
-}
-
-/*
- * The DMA MR: local access needs no key on ERNIC (WQE addresses are bus
- * addresses), and remote access to all memory is one table entry with
- * VIRTADDR = BUFBASEADDR = 0, so that a remote VA is a bus address.
- */
-static struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	struct ernic_dev *dev = to_edev(ibpd->device);
-	struct ernic_mr *mr;
-	u32 idx, key;
-
-	if (access & IB_ACCESS_REMOTE_ATOMIC)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	spin_lock(&dev->lock);
-	idx = find_first_zero_bit(dev->mr_map, ERNIC_PDT_ENTRIES);
-	if (idx < ERNIC_PDT_ENTRIES)
-		__set_bit(idx, dev->mr_map);
-	spin_unlock(&dev->lock);
-	if (idx >= ERNIC_PDT_ENTRIES) {
-		kfree(mr);
-		return ERR_PTR(-ENOMEM);
-	}
-	key = get_random_u32() & 0xff;
-	mr->idx = idx;
-	mr->ibmr.lkey = idx << 8 | key;
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	ernic_pdt_write(dev, idx, to_epd(ibpd)->pdn, 0, 0, (1ull << 48) - 1,
-			key, ernic_access_type(access));
-	return &mr->ibmr;
-}
-
-static struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start,
-				       u64 len, u64 iova, int access,
-				       struct ib_udata *udata)
-{
-	/* User-space memory needs the rdma-core provider (a later issue). */
-	ibdev_dbg(ibpd->device, "user MRs are not supported yet\n");
-	return ERR_PTR(-EOPNOTSUPP);
-}
-
-static int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	struct ernic_dev *dev = to_edev(ibmr->device);
-	struct ernic_mr *mr = container_of(ibmr, struct ernic_mr, ibmr);
-
-	/* As the Xilinx drivers do: key 0, a reserved access type. */
-	ernic_pdt_write(dev, mr->idx, 0, 0, 0, 0, 0,
-			ERNIC_ACCESSDESC_TYPE_MASK);
-	spin_lock(&dev->lock);
-	__clear_bit(mr->idx, dev->mr_map);
-	spin_unlock(&dev->lock);
-	kfree(mr);
-	return 0;
-}
-
 static int ernic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			   struct ib_udata *udata)
 {
@@ -330,6 +238,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.uverbs_abi_ver = 1,
 
 	.add_gid = ernic_add_gid,
+	.alloc_mr = ernic_alloc_mr,
 	.alloc_pd = ernic_alloc_pd,
 	.create_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
@@ -343,6 +252,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.get_dma_mr = ernic_get_dma_mr,
 	.get_link_layer = ernic_get_link_layer,
 	.get_port_immutable = ernic_get_port_immutable,
+	.map_mr_sg = ernic_map_mr_sg,
 	.modify_qp = ernic_modify_qp,
 	.poll_cq = ernic_poll_cq,
 	.post_recv = ernic_post_recv,

@@ -130,6 +130,7 @@ static int ernic_global_init(struct ernic_dev *dev)
 	ernic_wr(dev, ERNIC_IPKTERRQSZ, ERNIC_FATALQ_ENTRIES);
 	dev->fatalq_ci = ernic_rd(dev, ERNIC_IPKTERRQWPTR) %
 			 ERNIC_FATALQ_ENTRIES;
+	ernic_ext_init(dev);
 	ernic_wr(dev, ERNIC_INTSTS, ERNIC_INT_ALL);
 	ernic_wr(dev, ERNIC_INTEN, ERNIC_INT_FATAL | ERNIC_INT_WQE_COMPLETION |
 		 ERNIC_INT_RQ_PKT_RECEIVED | ERNIC_INT_MAD_RECEIVED);
@@ -177,6 +178,8 @@ static int ernic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&dev->lock);
 	spin_lock_init(&dev->fatal_lock);
 	mutex_init(&dev->swo_mutex);
+	mutex_init(&dev->mr_mutex);
+	ida_init(&dev->mr_ida);
 	pci_set_drvdata(pdev, dev);
 
 	ret = pcim_enable_device(pdev);
@@ -262,6 +265,7 @@ static void ernic_remove(struct pci_dev *pdev)
 	free_irq(pci_irq_vector(pdev, ERNIC_MSIX_VEC_ERNIC), dev);
 	ernic_global_fini(dev);
 	pci_free_irq_vectors(pdev);
+	ida_destroy(&dev->mr_ida);
 	ib_dealloc_device(&dev->ibdev);
 }
 

@@ -53,6 +53,8 @@ enum et_cmd {
 	ET_SENDME,	/* server: SEND me pattern(seed, len) */
 	ET_PING,
 	ET_REPLY,	/* status: 0 good, else the first bad offset + 1 */
+	ET_PUT,		/* server: WRITE pattern(seed, len) to addr/rkey */
+	ET_GET,		/* server: READ addr/rkey, is it pattern(seed, len)? */
 };
 
 struct et_msg {
@@ -293,8 +295,9 @@ static int et_do(struct et_conn *c, enum ib_wr_opcode op, u64 laddr, u32 len,
 	return wc.status;
 }
 
-static int et_send_msg(struct et_conn *c, u32 cmd, u32 len, u32 seed,
-		       u32 status)
+/* A message naming the sender's memory at @addr with @rkey. */
+static int et_send_msg_at(struct et_conn *c, u32 cmd, u32 len, u32 seed,
+			  u32 status, u64 addr, u32 rkey)
 {
 	struct et_msg *m = c->tx;
 
@@ -303,8 +306,16 @@ static int et_send_msg(struct et_conn *c, u32 cmd, u32 len, u32 seed,
 	m->cmd = cpu_to_be32(cmd);
 	m->len = cpu_to_be32(len);
 	m->seed = cpu_to_be32(seed);
+	m->addr = cpu_to_be64(addr);
+	m->rkey = cpu_to_be32(rkey);
 	m->status = cpu_to_be32(status);
 	return et_do(c, IB_WR_SEND, c->tx_dma, sizeof(*m), 0, 0);
+}
+
+static int et_send_msg(struct et_conn *c, u32 cmd, u32 len, u32 seed,
+		       u32 status)
+{
+	return et_send_msg_at(c, cmd, len, seed, status, 0, 0);
 }
 
 /* The next received message; @data: where its payload was put. */
@@ -325,10 +336,11 @@ static int et_recv(struct et_conn *c, struct et_msg *m, u8 **data)
 }
 
 /* Client: a command and its reply status (0: the server saw it right). */
-static int et_command(struct et_conn *c, u32 cmd, u32 len, u32 seed)
+static int et_command_at(struct et_conn *c, u32 cmd, u32 len, u32 seed,
+			 u64 addr, u32 rkey)
 {
 	struct et_msg m;
-	int ret = et_send_msg(c, cmd, len, seed, 0);
+	int ret = et_send_msg_at(c, cmd, len, seed, 0, addr, rkey);
 
 	if (ret)
 		return ret;
@@ -339,6 +351,11 @@ static int et_command(struct et_conn *c, u32 cmd, u32 len, u32 seed)
 	    be32_to_cpu(m.cmd) != ET_REPLY)
 		return -EPROTO;
 	return be32_to_cpu(m.status);
+}
+
+static int et_command(struct et_conn *c, u32 cmd, u32 len, u32 seed)
+{
+	return et_command_at(c, cmd, len, seed, 0, 0);
 }
 
 static void et_free(struct et_conn *c)
@@ -608,6 +625,18 @@ static void et_serve_msg(struct et_conn *c, struct et_msg *m, u8 *data)
 		et_fill(c->buf, len, seed);
 		ret = et_do(c, IB_WR_SEND, c->buf_dma, len, 0, 0);
 		st = ret ? 0xfffffffd : 0;
+		break;
+	case ET_PUT:
+		et_fill(c->buf, len, seed);
+		ret = et_do(c, IB_WR_RDMA_WRITE, c->buf_dma, len,
+			    be64_to_cpu(m->addr), be32_to_cpu(m->rkey));
+		st = ret ? 0xfffffffb : 0;
+		break;
+	case ET_GET:
+		memset(c->buf, 0, len);
+		ret = et_do(c, IB_WR_RDMA_READ, c->buf_dma, len,
+			    be64_to_cpu(m->addr), be32_to_cpu(m->rkey));
+		st = ret ? 0xfffffffa : et_verify(c->buf, len, seed);
 		break;
 	case ET_PING:
 		break;
@@ -881,6 +910,126 @@ static void et_client_data(struct et_conn *c)
 	}
 }
 
+/*
+ * Fast registration (ERNIC-X, docs/extension.md): a region of four pages
+ * of buf in scrambled order, starting ET_FR_OFF bytes into the first,
+ * which the server WRITEs and READs through its R_Key.
+ */
+#define ET_FR_PAGES	4
+#define ET_FR_OFF	100
+static const u8 et_fr_page[ET_FR_PAGES] = { 5, 2, 7, 0 };
+
+/* The region's bytes, in IOVA order, to (gather) or from run @flat. */
+static void et_fr_copy(u8 *pages, u8 *flat, u32 len, bool gather)
+{
+	u32 j;
+
+	for (j = 0; j < len; j++) {
+		u32 o = ET_FR_OFF + j;
+		u8 *b = pages + et_fr_page[o / PAGE_SIZE] * PAGE_SIZE +
+			o % PAGE_SIZE;
+
+		if (gather)
+			flat[j] = *b;
+		else
+			*b = flat[j];
+	}
+}
+
+/* Post REG_MR (@reg) or LOCAL_INV of @mr's key; its completion status. */
+static int et_fr_post(struct et_conn *c, struct ib_mr *mr, bool reg)
+{
+	struct ib_reg_wr rw = {
+		.wr = {
+			.opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED,
+		},
+		.mr = mr,
+		.key = mr->rkey,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_WRITE,
+	};
+	struct ib_send_wr inv = {
+		.opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = mr->rkey,
+	};
+	struct ib_wc wc;
+	int ret;
+
+	ret = ib_post_send(c->qp, reg ? &rw.wr : &inv, NULL) ?:
+	      et_wait_wc(c, c->scq, &wc, ET_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	if (wc.opcode != (reg ? IB_WC_REG_MR : IB_WC_LOCAL_INV))
+		return -EPROTO;
+	return wc.status;
+}
+
+/* One registration of @mr over @sg, used by the server, invalidated. */
+static void et_fr_round(struct et_conn *c, struct ib_mr *mr,
+			struct scatterlist *sg, u8 *pages, u8 *flat)
+{
+	u32 len = ET_FR_PAGES * PAGE_SIZE - ET_FR_OFF, seed, bad;
+	unsigned int off = ET_FR_OFF;
+	int n, st;
+
+	n = ib_map_mr_sg(mr, sg, ET_FR_PAGES, &off, PAGE_SIZE);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	st = n == ET_FR_PAGES ? et_fr_post(c, mr, true) : -EINVAL;
+	et_check(!st && mr->length == len,
+		 "REG_MR of %d scattered pages, key %#x, %llu B (mapped %d, wc %d)",
+		 ET_FR_PAGES, mr->rkey, mr->length, n, st);
+
+	seed = get_random_u32();
+	st = et_command_at(c, ET_PUT, len, seed, mr->iova, mr->rkey);
+	et_fr_copy(pages, flat, len, true);
+	bad = et_verify(flat, len, seed);
+	et_check(!st && !bad,
+		 "server WRITE of %u B through the key lands in the region's pages (status %d, first bad byte %d)",
+		 len, st, (int)bad - 1);
+
+	seed = get_random_u32();
+	et_fill(flat, len, seed);
+	et_fr_copy(pages, flat, len, false);
+	st = et_command_at(c, ET_GET, len, seed, mr->iova, mr->rkey);
+	et_check(!st, "server READ of %u B through the key (status %d)", len,
+		 st);
+
+	st = et_fr_post(c, mr, false);
+	et_check(!st, "LOCAL_INV of key %#x (wc %d)", mr->rkey, st);
+}
+
+static void et_client_frwr(struct et_conn *c)
+{
+	struct ib_device *d = c->id->device;
+	u64 base = PAGE_ALIGN(c->buf_dma);
+	u8 *pages = c->buf + (base - c->buf_dma);
+	struct scatterlist sg[ET_FR_PAGES];
+	struct ib_mr *mr;
+	int i;
+
+	if (!(d->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS) ||
+	    max_size < 16 * PAGE_SIZE) {
+		pr_info("ernic_test: no fast registration on %s: skipped\n",
+			dev_name(&d->dev));
+		return;
+	}
+	mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, ET_FR_PAGES);
+	if (!et_check(!IS_ERR(mr), "ib_alloc_mr of %d pages (%d)",
+		      ET_FR_PAGES, PTR_ERR_OR_ZERO(mr)))
+		return;
+	sg_init_table(sg, ET_FR_PAGES);
+	for (i = 0; i < ET_FR_PAGES; i++) {
+		sg_dma_address(&sg[i]) = base + et_fr_page[i] * PAGE_SIZE;
+		sg_dma_len(&sg[i]) = PAGE_SIZE;
+	}
+	/* Twice: a key goes through REG_MR, use, LOCAL_INV and again. */
+	for (i = 0; i < 2; i++)
+		et_fr_round(c, mr, sg, pages, pages + 8 * PAGE_SIZE);
+	et_check(!ib_dereg_mr(mr), "ib_dereg_mr of the FRWR region");
+}
+
 /* IBTA 10.3.1 / ib_modify_qp_is_ok(): one transition, expected or not. */
 static int et_modify(struct ib_qp *qp, struct ib_qp_attr *a, int mask,
 		     enum ib_qp_state to)
@@ -1147,6 +1296,7 @@ static int et_client_run(void)
 		pr_info("ernic_test: local QP%u, remote buffer %#llx rkey %#x\n",
 			c->qp->qp_num, c->peer_addr, c->peer_rkey);
 		et_client_data(c);
+		et_client_frwr(c);
 		et_client_states(c);
 		et_client_fatal(c);
 		rdma_disconnect(c->id);

@@ -107,11 +107,25 @@ static int ernic_rc_opcode(const struct ib_send_wr *wr, struct ernic_swqe *s,
 		*op = ERNIC_OP_READ;
 		s->opcode = IB_WC_RDMA_READ;
 		return 0;
+	case IB_WR_REG_MR:
+		*op = ERNIC_OP_REG_MR;
+		s->opcode = IB_WC_REG_MR;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		*op = ERNIC_OP_LOCAL_INV;
+		s->opcode = IB_WC_LOCAL_INV;
+		return 0;
 	default:
 		return -EINVAL;
 	}
 	s->opcode = IB_WC_SEND;
 	return 0;
+}
+
+/* ERNIC-X fast registration: executed by the device, nothing sent. */
+static bool ernic_op_is_local(u8 op)
+{
+	return op == ERNIC_OP_REG_MR || op == ERNIC_OP_LOCAL_INV;
 }
 
 static bool ernic_op_is_rw(u8 op)
@@ -132,16 +146,20 @@ static u32 ernic_rc_slots(const struct ib_send_wr *wr, u8 op)
 	int i;
 
 	if (!ernic_op_is_rw(op))
-		return 1;
+		return 1;	/* a SEND, REG_MR or LOCAL_INV */
 	for (i = 0; i < wr->num_sge; i++)
 		n += wr->sg_list[i].length != 0;
 	return max(n, 1u);
 }
 
-static int ernic_check_rc_wr(const struct ib_send_wr *wr, u8 op)
+static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			     u8 op)
 {
 	bool send = !ernic_op_is_rw(op);
 	u64 len;
+
+	if (ernic_op_is_local(op))
+		return qp->dev->ext & ERNIC_EXT_F_FRWR ? 0 : -EINVAL;
 
 	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE)
 		return -EINVAL;
@@ -240,7 +258,7 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 
 	ret = ernic_rc_opcode(wr, &qp->swqe[slot], &op);
 	if (!ret)
-		ret = ernic_check_rc_wr(wr, op);
+		ret = ernic_check_rc_wr(qp, wr, op);
 	if (ret)
 		return ret;
 	nslots = ernic_rc_slots(wr, op);
@@ -251,13 +269,20 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	s->opcode = qp->swqe[slot].opcode;
 	if (ernic_op_is_rw(op)) {
 		ernic_post_rc_rw(qp, wr, op, slot, nslots);
+	} else if (ernic_op_is_local(op)) {
+		ret = ernic_fill_local_wqe(wr, qp->sq + slot * ERNIC_WQE_SIZE,
+					   slot);
+		if (ret)
+			return ret;
+		s->last = true;
 	} else {
 		ret = ernic_post_rc_send(qp, wr, op, slot);
 		if (ret)
 			return ret;
 		s->last = true;
 	}
-	s->byte_len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	s->byte_len = ernic_op_is_local(op) ? 0 :
+		      ernic_sge_total(wr->sg_list, wr->num_sge);
 	s->wr_id = wr->wr_id;
 	s->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all;
 	qp->sq_pi = (last + 1) % qp->sq_depth;

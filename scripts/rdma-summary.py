@@ -60,6 +60,19 @@ def status(r, pat):
     return '-'
 
 
+def show_frwr(r):
+    if any('no fast registration' in l for l in r):
+        print('  fast registration (ERNIC-X): not offered, skipped')
+        return
+    fr = [l for l in r if re.match(
+        r'(ok|FAIL) (ib_alloc_mr|REG_MR|server (WRITE|READ) of \d+ B '
+        r'through|LOCAL_INV|ib_dereg_mr)', l)]
+    print('  fast registration (ERNIC-X): %d of %d checks ok (REG_MR of 4 '
+          'scattered pages, the server WRITEs and READs through the key, '
+          'LOCAL_INV, twice)' % (sum(l.startswith('ok') for l in fr),
+                                 len(fr)))
+
+
 def show_round(r):
     conn = next((l for l in r if 'rdma_cm connected' in l), None)
     qp = next((l for l in r if l.startswith('local QP')), '')
@@ -82,6 +95,7 @@ def show_round(r):
             status(r, 'SEND %s B server' % s)))
     print('  WRITE_IMM %s, SEND_IMM %s, SEND_INV %s (3000 B)' % (
         status(r, 'WRITE_IMM'), status(r, 'SEND_IMM'), status(r, 'SEND_INV')))
+    show_frwr(r)
     walk = [l for l in r if re.match(r'(ok|FAIL) [A-Z]+ -> [A-Z]+', l)]
     legal = [l for l in walk if 'refused' not in l]
     refused = [l for l in walk if 'refused' in l]

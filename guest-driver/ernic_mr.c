@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC memory regions: the PG332 PD/MR table (Fig. 2-9) and, when the
+ * device has the ERNIC-X extension, its extended MR table and fast
+ * registration (docs/extension.md).
+ *
+ * Without ERNIC-X a region is one PD/MR table entry of contiguous bus
+ * memory: the DMA MR is the only kind there is. With ERNIC-X "MR" on,
+ * the device looks every R_Key up in the extended table instead, whose
+ * entries are page lists; with "FRWR" on, ib_alloc_mr() regions are
+ * registered by REG_MR WQEs in send-queue order.
+ */
+
+#include <linux/module.h>
+#include <linux/random.h>
+
+#include "ernic.h"
+
+static bool ext = true;
+module_param(ext, bool, 0444);
+MODULE_PARM_DESC(ext,
+		 "use the ERNIC-X extension (MR table, fast registration) when the device has it (default on)");
+
+/*
+ * The capability (docs/extension.md, "Discovery"): a vendor-specific
+ * capability of version 1 that places the extension at 0x38000 of BAR0,
+ * where EXTID must read "ERX1".
+ */
+static u32 ernic_ext_features(struct ernic_dev *dev)
+{
+	struct pci_dev *pdev = dev->pdev;
+	u32 loc, feat;
+	u8 len, ver;
+	int pos;
+
+	pos = pci_find_capability(pdev, PCI_CAP_ID_VNDR);
+	for (; pos; pos = pci_find_next_capability(pdev, pos,
+						    PCI_CAP_ID_VNDR)) {
+		pci_read_config_byte(pdev, pos + 2, &len);
+		pci_read_config_byte(pdev, pos + ERNIC_EXT_CAP_VERSION, &ver);
+		if (len >= ERNIC_EXT_CAP_LEN && ver == ERNIC_EXT_VERSION)
+			break;
+	}
+	if (!pos)
+		return 0;
+	pci_read_config_dword(pdev, pos + ERNIC_EXT_CAP_LOC, &loc);
+	pci_read_config_dword(pdev, pos + ERNIC_EXT_CAP_FEAT, &feat);
+	if (loc != (ERNIC_EXT_BASE | ERNIC_BAR_REGS) ||
+	    ernic_rd(dev, ERNIC_EXTID) != ERNIC_EXT_ID_VALUE) {
+		dev_warn(&pdev->dev, "ERNIC-X capability at an unknown place (0x%x): not used\n",
+			 loc);
+		return 0;
+	}
+	return feat & ERNIC_EXT_F_ALL;
+}
+
+/*
+ * Turn on the ERNIC-X features the driver uses, while ERNIC is still
+ * disabled (EXTCTRL is writable only then). What EXTCTRL reads back is
+ * what the device does; the rest of the driver goes by that.
+ */
+void ernic_ext_init(struct ernic_dev *dev)
+{
+	u32 feat = ernic_ext_features(dev);
+
+	dev->mr_max = ERNIC_PDT_ENTRIES;
+	if (!feat)
+		return;
+	/* Written even when unused: a previous driver may have left it on. */
+	ernic_wr(dev, ERNIC_EXTCTRL, ext && (feat & ERNIC_EXT_F_MR) ? feat : 0);
+	dev->ext = ernic_rd(dev, ERNIC_EXTCTRL);
+	if (!dev->ext)
+		return;
+	if (dev->ext & ERNIC_EXT_F_MR)
+		dev->mr_max = min_t(u32, ernic_rd(dev, ERNIC_EXTMRMAX),
+				    ERNIC_EXT_MR_MAX);
+	dev_info(&dev->pdev->dev, "ERNIC-X: features 0x%x, %u MR entries\n",
+		 dev->ext, dev->mr_max);
+}
+
+static u32 ernic_mracc(int access)
+{
+	u32 acc = 0;
+
+	if (access & IB_ACCESS_LOCAL_WRITE)
+		acc |= ERNIC_MRACC_LOCAL_WRITE;
+	if (access & IB_ACCESS_REMOTE_READ)
+		acc |= ERNIC_MRACC_REMOTE_READ;
+	if (access & IB_ACCESS_REMOTE_WRITE)
+		acc |= ERNIC_MRACC_REMOTE_WRITE;
+	return acc;
+}
+
+/* An entry of the extended table through the MR window (MRCMD 1). */
+struct ernic_ext_mr {
+	u32 state;
+	u8 key;
+	u32 pdn;
+	u32 acc;
+	u64 iova;
+	u64 len;
+	u64 pbl;
+	u32 npages;
+};
+
+static int ernic_ext_mr_write(struct ernic_dev *dev, u32 idx,
+			      const struct ernic_ext_mr *m)
+{
+	u32 sts;
+
+	mutex_lock(&dev->mr_mutex);
+	ernic_wr(dev, ERNIC_MRIDX, idx);
+	ernic_wr(dev, ERNIC_MRKEY, m->key |
+		 m->state << ERNIC_MRKEY_STATE_SHIFT);
+	ernic_wr(dev, ERNIC_MRPD, m->pdn);
+	ernic_wr(dev, ERNIC_MRACC, m->acc);
+	ernic_wr(dev, ERNIC_MRIOVALO, lower_32_bits(m->iova));
+	ernic_wr(dev, ERNIC_MRIOVAHI, upper_32_bits(m->iova));
+	ernic_wr(dev, ERNIC_MRLENLO, lower_32_bits(m->len));
+	ernic_wr(dev, ERNIC_MRLENHI, upper_32_bits(m->len));
+	ernic_wr(dev, ERNIC_MRPBLLO, lower_32_bits(m->pbl));
+	ernic_wr(dev, ERNIC_MRPBLHI, upper_32_bits(m->pbl));
+	ernic_wr(dev, ERNIC_MRNPAGES, m->npages);
+	ernic_wr(dev, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+	sts = ernic_rd(dev, ERNIC_MRSTS);
+	mutex_unlock(&dev->mr_mutex);
+	if (sts) {
+		ibdev_err(&dev->ibdev, "MR entry %u: MRSTS %u\n", idx, sts);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * PD/MR table entry (PG332 Fig. 2-9): an incoming READ or WRITE is allowed
+ * when R_Key[31:8] names the entry, R_Key[7:0] equals BUFRKEY, PDPDNUM is
+ * the QP's PD and [VA, VA + len) lies inside [VIRTADDR, VIRTADDR + length).
+ * Data goes to BUFBASEADDR + (VA - VIRTADDR).
+ */
+static void ernic_pdt_write(struct ernic_dev *dev, u32 idx, u32 pdn, u64 va,
+			    u64 base, u64 len, u8 key, u32 access)
+{
+	u32 e = ERNIC_PDT_OFFSET(idx);
+
+	ernic_wr(dev, e + ERNIC_PDPDNUM, pdn);
+	ernic_wr(dev, e + ERNIC_VIRTADDRLSB, lower_32_bits(va));
+	ernic_wr(dev, e + ERNIC_VIRTADDRMSB, upper_32_bits(va));
+	ernic_wr(dev, e + ERNIC_BUFBASEADDRLSB, lower_32_bits(base));
+	ernic_wr(dev, e + ERNIC_BUFBASEADDRMSB, upper_32_bits(base));
+	ernic_wr(dev, e + ERNIC_BUFRKEY, key);
+	ernic_wr(dev, e + ERNIC_WRRDBUFLEN, lower_32_bits(len));
+	ernic_wr(dev, e + ERNIC_ACCESSDESC, access |
+		 (u32)((len >> 32) & 0xffff) << ERNIC_ACCESSDESC_LENMSB_SHIFT);
+}
+
+static u32 ernic_access_type(int flags)
+{
+	bool rd = flags & IB_ACCESS_REMOTE_READ;
+	bool wr = flags & IB_ACCESS_REMOTE_WRITE;
+
+	if (rd && wr)
+		return ERNIC_ACCESS_READ_WRITE;
+	if (wr)
+		return ERNIC_ACCESS_WRITE_ONLY;
+	if (rd)
+		return ERNIC_ACCESS_READ_ONLY;
+	/* Local only: a reserved access type, which no request matches. */
+	return ERNIC_ACCESSDESC_TYPE_MASK;
+}
+
+/* A new MR with a table entry of its own and a random key byte. */
+static struct ernic_mr *ernic_mr_new(struct ernic_dev *dev)
+{
+	struct ernic_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	int idx;
+
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	idx = ida_alloc_max(&dev->mr_ida, dev->mr_max - 1, GFP_KERNEL);
+	if (idx < 0) {
+		kfree(mr);
+		return ERR_PTR(idx);
+	}
+	mr->idx = idx;
+	mr->ibmr.lkey = (u32)idx << 8 | (get_random_u32() & 0xff);
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return mr;
+}
+
+static void ernic_mr_free(struct ernic_dev *dev, struct ernic_mr *mr)
+{
+	if (mr->pages)
+		dma_free_coherent(&dev->pdev->dev, mr->max_pages * sizeof(u64),
+				  mr->pages, mr->pages_dma);
+	ida_free(&dev->mr_ida, mr->idx);
+	kfree(mr);
+}
+
+/*
+ * The DMA MR: local access needs no key on ERNIC (WQE addresses are bus
+ * addresses), and remote access to all memory is one entry whose virtual
+ * addresses are bus addresses: VIRTADDR = BUFBASEADDR = 0 in the PG332
+ * table, a physical region at IOVA 0 in the extended one.
+ */
+struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct ernic_dev *dev = to_edev(ibpd->device);
+	u32 pdn = to_epd(ibpd)->pdn;
+	struct ernic_mr *mr;
+	int ret = 0;
+
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = ernic_mr_new(dev);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	if (dev->ext & ERNIC_EXT_F_MR) {
+		struct ernic_ext_mr m = {
+			.state = ERNIC_MR_VALID,
+			.key = mr->ibmr.lkey & 0xff,
+			.pdn = pdn,
+			.acc = ernic_mracc(access) | ERNIC_MRACC_PHYS,
+			.len = ERNIC_DMA_MR_LEN,
+		};
+
+		ret = ernic_ext_mr_write(dev, mr->idx, &m);
+	} else {
+		ernic_pdt_write(dev, mr->idx, pdn, 0, 0, ERNIC_DMA_MR_LEN,
+				mr->ibmr.lkey & 0xff,
+				ernic_access_type(access));
+	}
+	if (ret) {
+		ernic_mr_free(dev, mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	/* User-space memory needs the rdma-core provider (a later issue). */
+	ibdev_dbg(ibpd->device, "user MRs are not supported yet\n");
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+/*
+ * A fast-registration MR (docs/extension.md, "Fast registration"): an
+ * invalid entry of the PD with the FRWR bit, and a page list in coherent
+ * memory that REG_MR WQEs point the entry at.
+ */
+struct ib_mr *ernic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct ernic_dev *dev = to_edev(ibpd->device);
+	struct ernic_ext_mr m = {
+		.state = ERNIC_MR_INVALID,
+		.pdn = to_epd(ibpd)->pdn,
+		.acc = ERNIC_MRACC_FRWR,
+	};
+	struct ernic_mr *mr;
+	int ret;
+
+	if (!(dev->ext & ERNIC_EXT_F_FRWR) || type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > ERNIC_MAX_FR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = ernic_mr_new(dev);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->max_pages = max_num_sg;
+	mr->pages = dma_alloc_coherent(&dev->pdev->dev,
+				       max_num_sg * sizeof(u64),
+				       &mr->pages_dma, GFP_KERNEL);
+	m.key = mr->ibmr.lkey & 0xff;
+	ret = mr->pages ? ernic_ext_mr_write(dev, mr->idx, &m) : -ENOMEM;
+	if (ret) {
+		ernic_mr_free(dev, mr);
+		return ERR_PTR(ret);
+	}
+	return &mr->ibmr;
+}
+
+static int ernic_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct ernic_mr *mr = to_emr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->pages[mr->npages++] = cpu_to_le64(addr);
+	return 0;
+}
+
+int ernic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct ernic_mr *mr = to_emr(ibmr);
+
+	if (!mr->pages)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, ernic_set_page);
+}
+
+/*
+ * The WQE of an IB_WR_REG_MR or IB_WR_LOCAL_INV (docs/extension.md,
+ * "Fast registration"). The key must name the MR's own entry: only its
+ * key byte is the consumer's (ib_update_fast_reg_key()).
+ */
+int ernic_fill_local_wqe(const struct ib_send_wr *wr, u8 *w, u32 slot)
+{
+	const struct ib_reg_wr *reg = reg_wr(wr);
+	struct ernic_mr *mr;
+	u32 shift;
+
+	memset(w, 0, ERNIC_WQE_SIZE);
+	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
+	if (wr->opcode == IB_WR_LOCAL_INV) {
+		w[ERNIC_WQE_OPCODE] = ERNIC_OP_LOCAL_INV;
+		put_unaligned_le32(wr->ex.invalidate_rkey, w + ERNIC_WQE_RTAG);
+		return 0;
+	}
+	mr = to_emr(reg->mr);
+	shift = ilog2(mr->ibmr.page_size);
+	if (!mr->pages || reg->key >> 8 != mr->idx ||
+	    mr->ibmr.length > U32_MAX || shift < ERNIC_MR_PAGE_SHIFT_MIN ||
+	    shift > ERNIC_MR_PAGE_SHIFT_MAX)
+		return -EINVAL;
+	w[ERNIC_WQE_OPCODE] = ERNIC_OP_REG_MR;
+	put_unaligned_le32(reg->key, w + ERNIC_WQE_RTAG);
+	put_unaligned_le64(mr->ibmr.iova, w + ERNIC_WQE_ROFFSET);
+	put_unaligned_le32(mr->ibmr.length, w + ERNIC_WQE_LENGTH);
+	put_unaligned_le64(mr->pages_dma, w + ERNIC_WQE_LADDR);
+	put_unaligned_le32(mr->npages, w + ERNIC_WQE_REG_NPAGES);
+	put_unaligned_le32(ernic_mracc(reg->access) | ERNIC_MRACC_FRWR |
+			   shift << ERNIC_MRACC_SHIFT_SHIFT,
+			   w + ERNIC_WQE_REG_ACC);
+	return 0;
+}
+
+int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibmr->device);
+	struct ernic_mr *mr = to_emr(ibmr);
+	struct ernic_ext_mr free = { .state = ERNIC_MR_FREE };
+
+	/* PG332 table: as the Xilinx drivers do, key 0 and a reserved type. */
+	if (dev->ext & ERNIC_EXT_F_MR)
+		ernic_ext_mr_write(dev, mr->idx, &free);
+	else
+		ernic_pdt_write(dev, mr->idx, 0, 0, 0, 0, 0,
+				ERNIC_ACCESSDESC_TYPE_MASK);
+	ernic_mr_free(dev, mr);
+	return 0;
+}
