@@ -277,8 +277,14 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
 						ERNIC_GSI_FRAME_SIZE,
 						&qp->frames_dma, GFP_KERNEL);
+	else if (qp->dev->ext & ERNIC_EXT_F_RXMETA)
+		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
+					      ERNIC_RXMETA_SIZE,
+					      &qp->meta_dma, GFP_KERNEL);
 	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
-	    (qp->qpn == ERNIC_QP_GSI && !qp->frames))
+	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
+	    (qp->qpn != ERNIC_QP_GSI &&
+	     (qp->dev->ext & ERNIC_EXT_F_RXMETA) && !qp->meta))
 		return -ENOMEM;
 	return 0;
 }
@@ -299,6 +305,9 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 	if (qp->frames)
 		dma_free_coherent(d, qp->sq_depth * ERNIC_GSI_FRAME_SIZE,
 				  qp->frames, qp->frames_dma);
+	if (qp->meta)
+		dma_free_coherent(d, qp->rq_depth * ERNIC_RXMETA_SIZE,
+				  qp->meta, qp->meta_dma);
 	kfree(qp->swqe);
 	kfree(qp->rwqe);
 }
@@ -321,6 +330,15 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		  qp->sq_depth);
 	if (q != ERNIC_QP_GSI)
 		ernic_qwr(dev, q, ERNIC_PD, pdn);
+	/* ERNIC-X: where the device says what each RQ slot received. */
+	if (!dev->ext)
+		return;
+	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_RXMETABA,
+		 lower_32_bits(qp->meta_dma));
+	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_RXMETABAMSB,
+		 upper_32_bits(qp->meta_dma));
+	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_EXTQPCONF,
+		 qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0);
 }
 
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,

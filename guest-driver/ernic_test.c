@@ -55,6 +55,15 @@ enum et_cmd {
 	ET_REPLY,	/* status: 0 good, else the first bad offset + 1 */
 	ET_PUT,		/* server: WRITE pattern(seed, len) to addr/rkey */
 	ET_GET,		/* server: READ addr/rkey, is it pattern(seed, len)? */
+	ET_CHECK_IMM,	/* server: ET_CHECK, after one WRITE_IMM of len */
+	ET_REGKEY,	/* server: map a key for SEND_INV, reply with it */
+};
+
+/* ET_EXPECT: what the SEND carries besides data (in et_msg.status). */
+enum et_kind {
+	ET_PLAIN,
+	ET_IMM,		/* SEND with Immediate ET_IMM_DATA */
+	ET_INV,		/* SEND with Invalidate of the ET_REGKEY key */
 };
 
 struct et_msg {
@@ -84,7 +93,20 @@ struct et_conn {
 	bool disconnected;
 	atomic_t fatal_events;
 	u32 next_recv;
+	/*
+	 * Receive completions beyond data: whether the device reports them
+	 * (fast registration there, so ERNIC-X or an IBTA device), the last
+	 * one, the WRITE_IMMs seen, and the server's key for SEND_INV.
+	 */
+	bool full_rx;
+	struct ib_wc wc;
+	u32 write_imms;
+	struct ib_wc write_imm_wc;
+	struct ib_mr *inv_mr;
+	u32 inv_key;
 };
+
+#define ET_IMM_DATA	0x1234abcd
 
 static int et_failures;
 
@@ -214,9 +236,10 @@ static int et_post(struct et_conn *c, enum ib_wr_opcode op, u64 laddr,
 	};
 
 	if (op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM)
-		wr.wr.ex.imm_data = cpu_to_be32(0x1234abcd);
+		wr.wr.ex.imm_data = cpu_to_be32(ET_IMM_DATA);
+	/* A key the server mapped for it (ET_REGKEY): IBTA wants a real one. */
 	if (op == IB_WR_SEND_WITH_INV)
-		wr.wr.ex.invalidate_rkey = 0x100;
+		wr.wr.ex.invalidate_rkey = rkey;
 	return ib_post_send(c->qp, &wr.wr, NULL);
 }
 
@@ -318,21 +341,34 @@ static int et_send_msg(struct et_conn *c, u32 cmd, u32 len, u32 seed,
 	return et_send_msg_at(c, cmd, len, seed, status, 0, 0);
 }
 
-/* The next received message; @data: where its payload was put. */
+/*
+ * The next received message; @data: where its payload was put. A WRITE
+ * with Immediate that consumed a receive WR (IBTA 9.4.4) is counted, not
+ * taken for a message: its buffer holds nothing new.
+ */
 static int et_recv(struct et_conn *c, struct et_msg *m, u8 **data)
 {
-	struct ib_wc wc;
-	int ret = et_wait_wc(c, c->rcq, &wc, ET_TIMEOUT_MS);
+	struct ib_wc *wc = &c->wc;
+	int ret;
 
-	if (ret)
-		return ret;
-	if (wc.status != IB_WC_SUCCESS)
-		return -EIO;
+	for (;;) {
+		ret = et_wait_wc(c, c->rcq, wc, ET_TIMEOUT_MS);
+		if (ret)
+			return ret;
+		if (wc->status != IB_WC_SUCCESS)
+			return -EIO;
+		if (wc->opcode != IB_WC_RECV_RDMA_WITH_IMM)
+			break;
+		c->write_imms++;
+		c->write_imm_wc = *wc;
+		ret = et_post_recv(c);
+		if (ret)
+			return ret;
+	}
 	if (data)
-		*data = c->rx + wc.wr_id * max_size;
-	memcpy(m, c->rx + wc.wr_id * max_size, sizeof(*m));
-	ret = et_post_recv(c);
-	return ret;
+		*data = c->rx + wc->wr_id * max_size;
+	memcpy(m, c->rx + wc->wr_id * max_size, sizeof(*m));
+	return et_post_recv(c);
 }
 
 /* Client: a command and its reply status (0: the server saw it right). */
@@ -362,6 +398,9 @@ static void et_free(struct et_conn *c)
 {
 	struct ib_device *d = c->id ? c->id->device : NULL;
 
+	if (c->inv_mr)
+		ib_dereg_mr(c->inv_mr);
+	c->inv_mr = NULL;
 	if (c->qp)
 		rdma_destroy_qp(c->id);
 	c->qp = NULL;
@@ -406,6 +445,7 @@ static int et_alloc(struct et_conn *c)
 	struct ib_qp_init_attr qa = {};
 	int ret;
 
+	c->full_rx = d->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS;
 	c->buf = kmalloc(max_size, GFP_KERNEL);
 	c->rx = kmalloc_array(ET_RECVS, max_size, GFP_KERNEL);
 	c->tx = kzalloc(PAGE_SIZE, GFP_KERNEL);
@@ -595,6 +635,87 @@ static int et_server_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	}
 }
 
+/*
+ * Server: the receive completion of a data SEND of @len bytes of @kind.
+ * Devices that report receives fully give the exact length, the ImmDt
+ * and the invalidated key; a PG332 ERNIC gives none of them
+ * (docs/driver.md). 0 if right, else a code for the client.
+ */
+static u32 et_check_send(struct et_conn *c, u32 len, u32 kind)
+{
+	const struct ib_wc *wc = &c->wc;
+
+	if (!c->full_rx)
+		return 0;
+	if (wc->opcode != IB_WC_RECV || wc->byte_len != len)
+		return 0xfffffff9;
+	if (kind == ET_IMM && (!(wc->wc_flags & IB_WC_WITH_IMM) ||
+			       be32_to_cpu(wc->ex.imm_data) != ET_IMM_DATA))
+		return 0xfffffff8;
+	if (kind == ET_INV && (!(wc->wc_flags & IB_WC_WITH_INVALIDATE) ||
+			       wc->ex.invalidate_rkey != c->inv_key))
+		return 0xfffffff7;
+	if (kind == ET_PLAIN && (wc->wc_flags & (IB_WC_WITH_IMM |
+						 IB_WC_WITH_INVALIDATE)))
+		return 0xfffffff6;
+	return 0;
+}
+
+/* Server: exactly one WRITE_IMM of @len with the ImmDt since the last. */
+static u32 et_check_write_imm(struct et_conn *c, u32 len)
+{
+	const struct ib_wc *wc = &c->write_imm_wc;
+	u32 n = c->write_imms;
+
+	c->write_imms = 0;
+	if (!c->full_rx)
+		return 0;
+	if (n != 1 || wc->byte_len != len ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM) ||
+	    be32_to_cpu(wc->ex.imm_data) != ET_IMM_DATA)
+		return 0xfffffff5;
+	return 0;
+}
+
+/*
+ * Server: map a fast-registration MR over the first page of buf with a
+ * new key, for the client's SEND with Invalidate. Without fast
+ * registration the key is 0: a PG332 ERNIC does not look at it.
+ */
+static u32 et_regkey(struct et_conn *c)
+{
+	struct ib_reg_wr rw = {
+		.wr = { .opcode = IB_WR_REG_MR, .send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+	};
+	struct scatterlist sg;
+	struct ib_wc wc;
+
+	c->inv_key = 0;
+	if (!c->full_rx)
+		return 0;
+	if (!c->inv_mr) {
+		c->inv_mr = ib_alloc_mr(c->pd, IB_MR_TYPE_MEM_REG, 1);
+		if (IS_ERR(c->inv_mr)) {
+			c->inv_mr = NULL;
+			return 0xfffffff4;
+		}
+	}
+	sg_init_table(&sg, 1);
+	sg_dma_address(&sg) = c->buf_dma;
+	sg_dma_len(&sg) = PAGE_SIZE;
+	if (ib_map_mr_sg(c->inv_mr, &sg, 1, NULL, PAGE_SIZE) != 1)
+		return 0xfffffff3;
+	ib_update_fast_reg_key(c->inv_mr, ib_inc_rkey(c->inv_mr->rkey));
+	rw.mr = c->inv_mr;
+	rw.key = c->inv_mr->rkey;
+	if (ib_post_send(c->qp, &rw.wr, NULL) ||
+	    et_wait_wc(c, c->scq, &wc, ET_TIMEOUT_MS) || wc.status)
+		return 0xfffffff2;
+	c->inv_key = rw.key;
+	return 0;
+}
+
 static void et_serve_msg(struct et_conn *c, struct et_msg *m, u8 *data)
 {
 	u32 len = be32_to_cpu(m->len), seed = be32_to_cpu(m->seed);
@@ -612,15 +733,24 @@ static void et_serve_msg(struct et_conn *c, struct et_msg *m, u8 *data)
 	case ET_FILL:
 		et_fill(c->buf, len, seed);
 		break;
+	case ET_CHECK_IMM:
+		st = et_verify(c->buf, len, seed) ?:
+		     et_check_write_imm(c, len);
+		break;
 	case ET_EXPECT: {
 		struct et_msg d;
 		u8 *p;
 
 		/* The data SEND itself: its length is the one announced. */
 		ret = et_recv(c, &d, &p);
-		st = ret ? 0xfffffffe : et_verify(p, len, seed);
+		st = ret ? 0xfffffffe : et_verify(p, len, seed) ?:
+		     et_check_send(c, len, be32_to_cpu(m->status));
 		break;
 	}
+	case ET_REGKEY:
+		st = et_regkey(c);
+		et_send_msg_at(c, ET_REPLY, 0, 0, st, 0, c->inv_key);
+		return;
 	case ET_SENDME:
 		et_fill(c->buf, len, seed);
 		ret = et_do(c, IB_WR_SEND, c->buf_dma, len, 0, 0);
@@ -892,20 +1022,32 @@ static void et_client_data(struct et_conn *c)
 	et_fill(c->buf, len, seed);
 	st = et_do(c, IB_WR_RDMA_WRITE_WITH_IMM, c->buf_dma, len, c->peer_addr,
 		   c->peer_rkey);
-	et_check(!st && !et_command(c, ET_CHECK, len, seed),
-		 "WRITE_IMM %u B, checked by the server (wc %d)", len, st);
+	st = st ?: et_command(c, ET_CHECK_IMM, len, seed);
+	et_check(!st, "WRITE_IMM %u B, checked by the server, with its receive completion (status %d)",
+		 len, st);
 	for (i = 0; i < 2; i++) {
+		u32 key = 0;
+
+		if (i) {
+			struct et_msg m;
+
+			st = et_send_msg(c, ET_REGKEY, 0, 0, 0) ?:
+			     et_recv(c, &m, NULL) ?: be32_to_cpu(m.status);
+			key = be32_to_cpu(m.rkey);
+			et_check(!st, "server mapped key %#x for SEND_INV (status %d)",
+				 key, st);
+		}
 		seed = get_random_u32();
-		st = et_send_msg(c, ET_EXPECT, len, seed, 0);
+		st = et_send_msg(c, ET_EXPECT, len, seed, i ? ET_INV : ET_IMM);
 		et_fill(c->buf, len, seed);
 		st = st ?: et_do(c, i ? IB_WR_SEND_WITH_INV :
-				 IB_WR_SEND_WITH_IMM, c->buf_dma, len, 0, 0);
+				 IB_WR_SEND_WITH_IMM, c->buf_dma, len, 0, key);
 		if (!st) {
 			struct et_msg m;
 
 			st = et_recv(c, &m, NULL) ?: be32_to_cpu(m.status);
 		}
-		et_check(!st, "%s %u B client to server (status %d)",
+		et_check(!st, "%s %u B client to server, with its receive completion (status %d)",
 			 i ? "SEND_INV" : "SEND_IMM", len, st);
 	}
 }

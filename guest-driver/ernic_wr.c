@@ -607,6 +607,48 @@ static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 						    RDMA_NETWORK_IPV4;
 }
 
+/* RC opcodes RDMA WRITE FIRST (0x06) .. WRITE ONLY with Immediate (0x0b). */
+#define ERNIC_OPC_WRITE_FIRST	0x06
+#define ERNIC_OPC_WRITE_LAST	0x0b
+
+/*
+ * An RC receive. With ERNIC-X receive metadata the slot's entry gives the
+ * message's length, its kind, and its ImmDt or invalidated R_Key
+ * (docs/extension.md); a WRITE with Immediate placed no data in the slot.
+ * Without it the length is the buffer's (docs/driver.md).
+ */
+static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
+			  const u8 *b, struct ib_wc *wc)
+{
+	u64 len = min_t(u64, qp->rq_elem, ernic_sge_total(r->sge, r->num_sge));
+	const u8 *m;
+	u32 data;
+	u8 opc;
+
+	wc->src_qp = qp->attr.dest_qp_num;
+	if (!qp->meta) {
+		ernic_copy_to_sges(qp->dev, r, b, len, wc);
+		return;
+	}
+	m = qp->meta + qp->rq_seen * ERNIC_RXMETA_SIZE;
+	len = get_unaligned_le32(m + ERNIC_RXMETA_LEN);
+	opc = m[ERNIC_RXMETA_OPCODE];
+	data = get_unaligned_le32(m + ERNIC_RXMETA_DATA);
+	if (m[ERNIC_RXMETA_FLAGS] & ERNIC_RXMETA_F_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = cpu_to_be32(data);
+	} else if (m[ERNIC_RXMETA_FLAGS] & ERNIC_RXMETA_F_INV) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = data;
+	}
+	if (opc >= ERNIC_OPC_WRITE_FIRST && opc <= ERNIC_OPC_WRITE_LAST) {
+		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc->byte_len = len;
+		return;
+	}
+	ernic_copy_to_sges(qp->dev, r, b, min_t(u64, len, qp->rq_elem), wc);
+}
+
 /* Receive completions: the RQ producer index, copied receive buffers. */
 int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 {
@@ -632,16 +674,10 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 			const u8 *b = qp->rq + qp->rq_seen * qp->rq_elem;
 
 			c->status = IB_WC_SUCCESS;
-			if (qp->qpn == ERNIC_QP_GSI) {
+			if (qp->qpn == ERNIC_QP_GSI)
 				ernic_gsi_recv(qp, r, b, c);
-			} else {
-				c->src_qp = qp->attr.dest_qp_num;
-				ernic_copy_to_sges(qp->dev, r, b,
-						   min_t(u64, qp->rq_elem,
-							 ernic_sge_total(r->sge,
-								r->num_sge)),
-						   c);
-			}
+			else
+				ernic_rc_recv(qp, r, b, c);
 			qp->rq_seen = (qp->rq_seen + 1) % qp->rq_depth;
 		} else if (qp->state == IB_QPS_ERR) {
 			/* IBTA 10.3.1: Error flushes receive WRs. */

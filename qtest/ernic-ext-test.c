@@ -1,8 +1,9 @@
 /*
  * QTest for ERNIC-X, the verbs extension (docs/extension.md): discovery,
- * the ext=off device, the EXTCTRL rules, the MR command window, and
- * remote READ and WRITE through page-list regions of the extended MR
- * table, with each refusal and its PG332 FATAL code.
+ * the ext=off device, the EXTCTRL rules, the MR command window, remote
+ * READ and WRITE through page-list regions of the extended MR table, fast
+ * registration, receive metadata and remote invalidation, each refusal
+ * with its PG332 FATAL code.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -153,6 +154,12 @@ static void test_ctrl(void)
 {
     Rig *r = rig_start(NULL);
 
+    /* Remote invalidation names MR keys: not without MR. */
+    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RINV);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RXMETA);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_RXMETA);
+    wr(r, 0, ERNIC_EXTCTRL, 0);
     wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
     wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
     g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
@@ -528,6 +535,263 @@ static void test_frwr_off(void)
 }
 
 /*
+ * Receive metadata and remote invalidation (docs/extension.md): the test
+ * plays device 0 and sends requests to QP B of device 1, whose metadata
+ * ring is META_OFF; the RQ holds 3 messages (RQ_DEPTH - 1).
+ */
+#define META_OFF        (MR_OFF + 0x80000)
+#define META(slot)      (DEV_BASE(1) + META_OFF + (slot) * ERNIC_RXMETA_SIZE)
+#define AETH_ACK        0x1f            /* ACK, no credit count */
+#define AETH_NAK_INV    0x61            /* NAK, Invalid Request */
+#define OPC_ACK         0x11
+#define OPC_SEND_ONLY   0x04
+#define OPC_SEND_IMM    0x05            /* SEND ONLY with Immediate */
+#define OPC_WRITE_IMM   0x0b            /* RDMA WRITE ONLY with Immediate */
+#define OPC_SEND_INV    0x17            /* SEND ONLY with Invalidate */
+#define IMM             0x11223344u
+
+/* Device 1 with @feat, metadata for QP B if @qp_meta, QPs connected. */
+static Rig *meta_pair(uint32_t feat, bool qp_meta)
+{
+    Rig *r = rig_start(NULL);
+
+    wr(r, 1, ERNIC_EXTCTRL, feat);
+    g_assert_cmphex(rd(r, 1, ERNIC_EXTCTRL), ==, feat);
+    if (qp_meta) {
+        uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
+
+        wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
+        wr(r, 1, x + ERNIC_RXMETABAMSB, 0);
+        wr(r, 1, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_RXMETA);
+    }
+    connect_pair(r, &default_cfg);
+    return r;
+}
+
+/* Send one single-packet request to QP B; the AETH syndrome of the reply. */
+static uint8_t request(Rig *r, uint8_t opcode, uint32_t psn,
+                       const uint8_t *ext, size_t ext_len, size_t paylen)
+{
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    size_t len = inject(r, f, opcode, QPN_B, psn, ext, ext_len, paylen);
+
+    exchange(r, f, len, a);
+    g_assert_cmphex(a[F_BTH], ==, OPC_ACK);
+    return a[F_EXT];
+}
+
+static void assert_meta(Rig *r, uint32_t slot, uint32_t len, uint8_t opcode,
+                        uint8_t flags, uint32_t data)
+{
+    uint8_t m[ERNIC_RXMETA_SIZE];
+
+    qtest_memread(r->d[1].qts, META(slot), m, sizeof(m));
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, len);
+    g_assert_cmphex(m[ERNIC_RXMETA_OPCODE], ==, opcode);
+    g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, flags);
+    g_assert_cmphex(ldl_le_p(&m[ERNIC_RXMETA_DATA]), ==, data);
+}
+
+/* RETH + ImmDt of a WRITE ONLY with Immediate of @len bytes at MR_VA. */
+static uint8_t *reth_imm(uint8_t *ext, uint32_t len)
+{
+    reth(ext, MR_VA, RKEY, len);
+    stl_be_p(ext + 16, IMM);
+    return ext;
+}
+
+/*
+ * SEND, SEND with Immediate and WRITE with Immediate each take an RQ slot
+ * in arrival order, and each slot's metadata says what arrived.
+ */
+static void test_rxmeta(void)
+{
+    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    uint8_t ext[20], imm[4];
+
+    stl_be_p(imm, IMM);
+    g_assert_cmphex(request(r, OPC_SEND_ONLY, PSN_A, NULL, 0, 300), ==,
+                    AETH_ACK);
+    g_assert_cmphex(request(r, OPC_WRITE_IMM, PSN_A + 1, reth_imm(ext, 64),
+                            20, 64), ==, AETH_ACK);
+    g_assert_cmphex(request(r, OPC_SEND_IMM, PSN_A + 2, imm, 4, 100), ==,
+                    AETH_ACK);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+    assert_meta(r, 0, 300, OPC_SEND_ONLY, 0, 0);
+    assert_meta(r, 1, 64, OPC_WRITE_IMM, ERNIC_RXMETA_F_IMM, IMM);
+    assert_meta(r, 2, 100, OPC_SEND_IMM, ERNIC_RXMETA_F_IMM, IMM);
+    rig_stop(r);
+}
+
+/*
+ * A WRITE with Immediate that finds the RQ full is RNR NAKed and writes
+ * nothing; once software frees a slot its retry completes into it.
+ */
+static void test_rxmeta_rnr(void)
+{
+    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    g_autofree uint8_t *zero = g_malloc0(64);
+    uint8_t ext[20];
+    uint32_t psn = PSN_A;
+
+    for (int k = 0; k < 3; k++) {
+        g_assert_cmphex(request(r, OPC_SEND_ONLY, psn++, NULL, 0, 16), ==,
+                        AETH_ACK);
+    }
+    g_assert_cmphex(request(r, OPC_WRITE_IMM, psn, reth_imm(ext, 64), 20,
+                            64) & 0xe0, ==, 0x20);
+    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 64);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+
+    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    g_assert_cmphex(request(r, OPC_WRITE_IMM, psn, reth_imm(ext, 64), 20,
+                            64), ==, AETH_ACK);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    assert_meta(r, 3, 64, OPC_WRITE_IMM, ERNIC_RXMETA_F_IMM, IMM);
+    rig_stop(r);
+}
+
+/*
+ * Without RXMETA in EXTCTRL the QP's switch does nothing: PG332, where a
+ * WRITE with Immediate takes no RQ buffer and no metadata is written.
+ */
+static void test_rxmeta_off(void)
+{
+    Rig *r = meta_pair(0, true);
+    g_autofree uint8_t *zero = g_malloc0(4 * ERNIC_RXMETA_SIZE);
+    uint8_t ext[20], imm[4];
+
+    stl_be_p(imm, IMM);
+    g_assert_cmphex(request(r, OPC_WRITE_IMM, PSN_A, reth_imm(ext, 64), 20,
+                            64), ==, AETH_ACK);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(request(r, OPC_SEND_IMM, PSN_A + 1, imm, 4, 100), ==,
+                    AETH_ACK);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    assert_mem(r, META(0), zero, 4 * ERNIC_RXMETA_SIZE);
+    rig_stop(r);
+}
+
+/*
+ * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,
+ * and it does not change while its QP is enabled.
+ */
+static void test_qp_block(void)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
+
+    wr(r, 1, x + ERNIC_RXMETABA, 0x1234567f);
+    g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
+    wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
+    g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
+                    ERNIC_EXTQPCONF_RXMETA);
+    wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) + ERNIC_EXTQPCONF,
+       1);
+    g_assert_cmphex(rd(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
+                          ERNIC_EXTQPCONF), ==, 0);
+    connect_pair(r, &default_cfg);
+    wr(r, 1, x + ERNIC_EXTQPCONF, 0);
+    wr(r, 1, x + ERNIC_RXMETABA, 0);
+    g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
+                    ERNIC_EXTQPCONF_RXMETA);
+    g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
+    rig_stop(r);
+}
+
+/* A fast-registration entry of device 1, mapped (valid) or not. */
+static void fr_entry(Rig *r, uint32_t state, uint32_t acc, uint32_t pd)
+{
+    mr_window(r, 1, state, pd, acc, XMR_IOVA, 4096, DEV_BASE(1) + MR_OFF, 0);
+    wr(r, 1, ERNIC_MRACC, acc | ERNIC_MRACC_PHYS);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+}
+
+static uint32_t fr_state(Rig *r)
+{
+    mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
+    return rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT;
+}
+
+#define ALL_RX  (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RXMETA | \
+                 ERNIC_EXT_F_RINV)
+
+/* A SEND with Invalidate naming a mapped entry of the PD unmaps it. */
+static void test_rinv(void)
+{
+    Rig *r = meta_pair(ALL_RX, true);
+    uint8_t ieth[4];
+
+    fr_entry(r, ERNIC_MR_VALID, ERNIC_MRACC_FRWR | ERNIC_MRACC_REMOTE_WRITE,
+             PD_NUM);
+    stl_be_p(ieth, XRKEY);
+    g_assert_cmphex(request(r, OPC_SEND_INV, PSN_A, ieth, 4, 40), ==,
+                    AETH_ACK);
+    g_assert_cmpuint(fr_state(r), ==, ERNIC_MR_INVALID);
+    assert_meta(r, 0, 40, OPC_SEND_INV, ERNIC_RXMETA_F_INV, XRKEY);
+    rig_stop(r);
+}
+
+/*
+ * An IETH that names no mapped fast-registration entry of the QP's PD:
+ * NAK Invalid Request, FATAL 0x15, no RQ slot, the entry unchanged.
+ */
+typedef struct InvRefusal {
+    const char *name;
+    uint32_t key;
+    uint32_t state;
+    uint32_t acc;
+    uint32_t pd;
+} InvRefusal;
+
+#define INV_ACC (ERNIC_MRACC_FRWR | ERNIC_MRACC_REMOTE_WRITE)
+
+static const InvRefusal inv_refusals[] = {
+    { "key-byte", XRKEY ^ 1, ERNIC_MR_VALID, INV_ACC, PD_NUM },
+    { "not-mapped", XRKEY, ERNIC_MR_INVALID, INV_ACC, PD_NUM },
+    { "not-frwr", XRKEY, ERNIC_MR_VALID, ERNIC_MRACC_REMOTE_WRITE, PD_NUM },
+    { "other-pd", XRKEY, ERNIC_MR_VALID, INV_ACC, PD_NUM + 1 },
+    { "past-table", ERNIC_EXT_MR_DEFAULT << 8 | XMR_KEY, ERNIC_MR_VALID,
+      INV_ACC, PD_NUM },
+};
+
+static void test_rinv_refused(const void *opaque)
+{
+    const InvRefusal *t = opaque;
+    Rig *r = meta_pair(ALL_RX, true);
+    uint8_t ieth[4];
+
+    fr_entry(r, t->state, t->acc, t->pd);
+    stl_be_p(ieth, t->key);
+    g_assert_cmphex(request(r, OPC_SEND_INV, PSN_A, ieth, 4, 40), ==,
+                    AETH_NAK_INV);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmpuint(fr_state(r), ==, t->state);
+    rig_stop(r);
+}
+
+/* Without RINV a SEND with Invalidate is a SEND, as in PG332. */
+static void test_rinv_off(void)
+{
+    Rig *r = meta_pair(ALL_RX & ~ERNIC_EXT_F_RINV, true);
+    uint8_t ieth[4];
+
+    fr_entry(r, ERNIC_MR_VALID, INV_ACC, PD_NUM);
+    stl_be_p(ieth, XRKEY ^ 1);
+    g_assert_cmphex(request(r, OPC_SEND_INV, PSN_A, ieth, 4, 40), ==,
+                    AETH_ACK);
+    stl_be_p(ieth, XRKEY);
+    g_assert_cmphex(request(r, OPC_SEND_INV, PSN_A + 1, ieth, 4, 40), ==,
+                    AETH_ACK);
+    g_assert_cmpuint(fr_state(r), ==, ERNIC_MR_VALID);
+    assert_meta(r, 0, 40, OPC_SEND_INV, 0, 0);
+    assert_meta(r, 1, 40, OPC_SEND_INV, 0, 0);
+    rig_stop(r);
+}
+
+/*
  * One test per element of a table whose elements start with their name:
  * @prefix/<name>.
  */
@@ -561,5 +825,14 @@ int main(int argc, char **argv)
     add_cases("/ernic/ext/frwr/refused", fr_refusals,
               ARRAY_SIZE(fr_refusals), sizeof(fr_refusals[0]),
               test_frwr_refused);
+    qtest_add_func("/ernic/ext/rxmeta/receive", test_rxmeta);
+    qtest_add_func("/ernic/ext/rxmeta/write-imm-rnr", test_rxmeta_rnr);
+    qtest_add_func("/ernic/ext/rxmeta/off", test_rxmeta_off);
+    qtest_add_func("/ernic/ext/rxmeta/qp-block", test_qp_block);
+    qtest_add_func("/ernic/ext/rinv/invalidate", test_rinv);
+    add_cases("/ernic/ext/rinv/refused", inv_refusals,
+              ARRAY_SIZE(inv_refusals), sizeof(inv_refusals[0]),
+              test_rinv_refused);
+    qtest_add_func("/ernic/ext/rinv/off", test_rinv_off);
     return g_test_run();
 }

@@ -93,7 +93,10 @@ def main():
     text = open(header).read()
     if "ERNIC_EXT_REGS(X)" in text:
         tables = [table("ERNIC-X global registers (BAR0)",
-                        parse(text, "ERNIC_EXT_REGS"), "0x%05X", False)]
+                        parse(text, "ERNIC_EXT_REGS"), "0x%05X", False),
+                  table("ERNIC-X per-QP registers (QP i at 0x3A000 + "
+                        "(i−1) × 0x20)",
+                        parse(text, "ERNIC_EXT_QP_REGS"), "+0x%02X", False)]
     else:
         tables = [
             table("PD / MR table (entry i at i × 0x100, i = 0..255)",

@@ -57,6 +57,10 @@ static const ErnicRegInfo ernic_ext_info[ERNIC_EXT_WORDS] = {
     ERNIC_EXT_REGS(ERNIC_EXT_INFO)
 };
 
+static const ErnicRegInfo ernic_ext_qp_info[ERNIC_EXT_QP_WORDS] = {
+    ERNIC_EXT_QP_REGS(ERNIC_QP_INFO)
+};
+
 /* Which block an address falls in, and the register there. */
 typedef struct ErnicRegRef {
     const ErnicRegInfo *info;   /* NULL: no register at this address */
@@ -84,6 +88,15 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
         if (info->name) {
             r.info = info;
             r.reg = &c->gcsr[ERNIC_GW(addr)];
+        }
+    } else if (addr >= ERNIC_EXT_QP_BASE) {
+        uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
+
+        off = (addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE;
+        info = &ernic_ext_qp_info[ERNIC_W(off)];
+        if (c->mrt && qpn <= c->num_qp && info->name) {
+            r.info = info;
+            r.reg = &c->qp[qpn].ext_regs[ERNIC_W(off)];
         }
     } else if (addr >= ERNIC_EXT_BASE) {
         if (c->mrt && ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
@@ -494,6 +507,8 @@ void ernic_core_reset(ErnicCore *c)
     ernic_ext_reset(c);
     for (i = 0; i <= ERNIC_NUM_QP_MAX; i++) {
         ernic_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
+        ernic_reset_block(c->qp[i].ext_regs, ernic_ext_qp_info,
+                          ERNIC_EXT_QP_WORDS);
         c->qp[i].sq_next = 0;
         c->qp[i].cq_next = 0;
         c->qp[i].state = ERNIC_QPS_DISABLED;

@@ -22,6 +22,7 @@
 /* ERNIC-X global registers: 0x38000..0x3807F. */
 #define ERNIC_EXT_WORDS     (0x80 / 4)
 #define ERNIC_EXT_W(off)    (((off) - ERNIC_EXT_BASE) / 4)
+#define ERNIC_EXT_QP_WORDS  (ERNIC_EXT_QP_STRIDE / 4)
 
 /* Register word index within its block. */
 #define ERNIC_W(off)        ((off) / 4)
@@ -126,6 +127,7 @@ typedef enum ErnicQpState {
 
 typedef struct ErnicQP {
     uint32_t regs[ERNIC_QP_WORDS];
+    uint32_t ext_regs[ERNIC_EXT_QP_WORDS];  /* ERNIC-X per-QP block */
     struct ErnicCore *core;
     uint32_t qpn;
     ErnicQpState state;         /* as last traced */
@@ -162,6 +164,9 @@ typedef struct ErnicQP {
     uint32_t rq_size;
     uint32_t rq_depth;
     uint32_t rq_off;            /* bytes of the current SEND in its buffer */
+    uint32_t rq_slot;           /* its RQ slot (STATRQPIDBi at FIRST) */
+    bool rq_held;               /* the current message has taken the slot */
+    bool rx_inv;                /* ... and invalidated its IETH's key */
     ErnicMrAccess wr_mr;        /* the current WRITE's target */
     uint64_t wr_off;            /* offset of its next byte in wr_mr */
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
@@ -369,6 +374,11 @@ bool ernic_ext_on(ErnicCore *c, uint32_t feature);
 /* Fast registration WQEs (docs/extension.md, "Fast registration"). */
 bool ernic_ext_local_op(ErnicCore *c, uint8_t op);
 bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
+/* Receive metadata and remote invalidation (the responder's hooks). */
+bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
+                       const ErnicPkt *pkt, uint32_t len);
+uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 /* Entry @idx of the extended MR table, or NULL past its end. */
 const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 

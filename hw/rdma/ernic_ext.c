@@ -130,6 +130,22 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
 }
 
 /*
+ * A per-QP block is written only while its QP is disabled, so that no
+ * message is received half under one setting (docs/extension.md).
+ */
+static void ernic_ext_qp_written(ErnicCore *c, hwaddr addr, uint32_t old)
+{
+    uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
+    uint32_t w = ERNIC_W((addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE);
+
+    if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u extension register "
+                      "write ignored: the QP is enabled\n", qpn);
+        c->qp[qpn].ext_regs[w] = old;
+    }
+}
+
+/*
  * Side effects of a write to an extension register. EXTCTRL changes only
  * while ERNIC is disabled, and a feature that names MR keys needs the MR
  * feature (docs/extension.md, "Registers"); the features the device lacks
@@ -137,12 +153,17 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
  */
 void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old)
 {
-    uint32_t val = ernic_ext_reg(c, addr), sts;
+    uint32_t val, sts;
 
+    if (addr >= ERNIC_EXT_QP_BASE) {
+        ernic_ext_qp_written(c, addr, old);
+        return;
+    }
+    val = ernic_ext_reg(c, addr);
     switch (addr) {
     case ERNIC_EXTCTRL:
         if ((ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) ||
-            ((val & ~ERNIC_EXT_F_MR) && !(val & ERNIC_EXT_F_MR))) {
+            ((val & ERNIC_EXT_F_NEEDS_MR) && !(val & ERNIC_EXT_F_MR))) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: EXTCTRL write 0x%" PRIx32
                           " ignored (ERNIC enabled, or a feature that needs "
                           "MR without it)\n", val);
@@ -223,6 +244,72 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
     }
     *m = n;
     return true;
+}
+
+/* Does QP @qpn report receives in its metadata ring? */
+bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn)
+{
+    return ernic_ext_on(c, ERNIC_EXT_F_RXMETA) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_RXMETA);
+}
+
+/*
+ * The metadata entry of RQ slot @slot for the message whose last packet
+ * is @pkt, @len bytes long (docs/extension.md, "Receive metadata"). False
+ * when its DMA failed. Nothing to do for a QP without metadata.
+ */
+bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
+                       const ErnicPkt *pkt, uint32_t len)
+{
+    const uint32_t *x = c->qp[qpn].ext_regs;
+    uint8_t m[ERNIC_RXMETA_SIZE] = { 0 };
+    uint64_t ba;
+
+    if (!ernic_ext_rx_meta_on(c, qpn)) {
+        return true;
+    }
+    ba = (uint64_t)x[ERNIC_W(ERNIC_RXMETABAMSB)] << 32 |
+         x[ERNIC_W(ERNIC_RXMETABA)];
+    stl_le_p(&m[ERNIC_RXMETA_LEN], len);
+    m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
+    if (pkt->flags & ERNIC_OPF_IMM) {
+        m[ERNIC_RXMETA_FLAGS] = ERNIC_RXMETA_F_IMM;
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
+    } else if ((pkt->flags & ERNIC_OPF_IETH) && c->qp[qpn].rx_inv) {
+        m[ERNIC_RXMETA_FLAGS] = ERNIC_RXMETA_F_INV;
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
+    }
+    trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
+                            m[ERNIC_RXMETA_FLAGS]);
+    return ernic_dma_write(c, ba + (uint64_t)slot * ERNIC_RXMETA_SIZE, m,
+                           sizeof(m));
+}
+
+/*
+ * Remote invalidation of the IETH's R_Key @rkey by a SEND with Invalidate
+ * on QP @qpn: it must name a valid fast-registration entry of the QP's PD
+ * with its key byte. Returns 0, or the FATAL code of a refusal (0x15, as
+ * for an R_Key). Without RINV the key is left alone (PG332: it leaves on
+ * the ieth_immdt stream).
+ */
+uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
+{
+    uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
+    ErnicExtMr *m;
+
+    c->qp[qpn].rx_inv = false;
+    if (!ernic_ext_on(c, ERNIC_EXT_F_RINV)) {
+        return 0;
+    }
+    m = (rkey >> 8) < c->mr_entries ? &c->mrt[rkey >> 8] : NULL;
+    if (!m || m->state != ERNIC_MR_VALID || !(m->acc & ERNIC_MRACC_FRWR) ||
+        m->key != (rkey & 0xff) || m->pd != pd) {
+        return ERNIC_FATAL_RKEY;
+    }
+    m->state = ERNIC_MR_INVALID;
+    c->qp[qpn].rx_inv = true;
+    return 0;
 }
 
 void ernic_ext_reset(ErnicCore *c)

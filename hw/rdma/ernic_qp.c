@@ -67,6 +67,7 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     ernic_comp_reload_counts(c, qpn);
     qp->rx_msg = ERNIC_RX_IDLE;
     qp->rq_off = 0;
+    qp->rq_held = qp->rx_inv = false;
     qp->wr_off = 0;
     memset(&qp->wr_mr, 0, sizeof(qp->wr_mr));
     qp->wr_left = 0;

@@ -166,6 +166,8 @@ static bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     qp->rq_depth = depth;
     qp->rq_size = size;
     qp->rq_off = 0;
+    qp->rq_slot = pi;
+    qp->rq_held = true;
     qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
                   (uint64_t)pi * size;
     return true;
@@ -188,6 +190,7 @@ static bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
     uint8_t buf[4];
     bool ok = true;
 
+    qp->rq_held = false;
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
@@ -414,6 +417,7 @@ static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
+    uint16_t code;
 
     if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_rq_take(c, qpn)) {
         ernic_rnr_nak(c, qpn, pkt);
@@ -423,6 +427,13 @@ static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
         /* Longer than an RQ buffer (docs/engine.md). */
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_LENGTH, 0);
+        return false;
+    }
+    code = (pkt->flags & ERNIC_OPF_IETH) ?
+           ernic_ext_remote_inv(c, qpn, pkt->imm) : 0;
+    if (code) {
+        /* IBTA 9.4.1.2.2: an IETH naming no key to invalidate. */
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, 0);
         return false;
     }
     if (!ernic_dma_write(c, qp->rq_addr + qp->rq_off, pkt->payload,
@@ -442,6 +453,16 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
     uint16_t code;
 
+    /*
+     * With receive metadata a WRITE with Immediate takes an RQ slot, and
+     * finding none is an RNR NAK of its last packet, as for a SEND's
+     * first (IBTA 9.7.5.2.8; rxe checks the same packet).
+     */
+    if ((pkt->flags & ERNIC_OPF_LAST) && (pkt->flags & ERNIC_OPF_IMM) &&
+        ernic_ext_rx_meta_on(c, qpn) && !ernic_rq_take(c, qpn)) {
+        ernic_rnr_nak(c, qpn, pkt);
+        return false;
+    }
     if (pkt->flags & ERNIC_OPF_FIRST) {
         qp->wr_left = pkt->dmalen;
         qp->wr_off = 0;
@@ -525,9 +546,16 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     /* Each message, READ requests included, takes an MSN. */
     ernic_qp_set_reg(c, qpn, ERNIC_STATMSN,
                      (ernic_resp_msn(c, qpn) + 1) & ERNIC_PSN_MASK);
-    if ((f & ERNIC_OPF_SEND) && !ernic_rq_produce(c, qpn)) {
-        ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
-        return;
+    if (qp->rq_held) {
+        /* The message's RQ slot: its metadata, then STATRQPIDBi. */
+        uint32_t len = (f & ERNIC_OPF_SEND) ? qp->rq_off : qp->wr_off;
+
+        qp->rq_held = false;
+        if (!ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, len) ||
+            !ernic_rq_produce(c, qpn)) {
+            ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
+            return;
+        }
     }
     if (f & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) {
         /*

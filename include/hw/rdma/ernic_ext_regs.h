@@ -34,7 +34,13 @@
 /* Features (EXTFEAT, EXTCTRL and the capability). */
 #define ERNIC_EXT_F_MR                  (1u << 0)   /* extended MR table */
 #define ERNIC_EXT_F_FRWR                (1u << 1)   /* REG_MR, LOCAL_INV */
-#define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR)
+#define ERNIC_EXT_F_RXMETA              (1u << 2)   /* receive metadata */
+#define ERNIC_EXT_F_RINV                (1u << 3)   /* remote invalidation */
+#define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
+                                         ERNIC_EXT_F_RXMETA | \
+                                         ERNIC_EXT_F_RINV)
+/* Features that name keys of the extended MR table, and so need MR. */
+#define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV)
 
 #define ERNIC_EXT_ID_VALUE              0x31585245  /* "ERX1" */
 
@@ -42,7 +48,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00000003, 0x00000003, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0000000f, 0x0000000f, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -63,6 +69,41 @@ enum {
     ERNIC_EXT_REGS(ERNIC_EXT_REG)
 };
 #undef ERNIC_EXT_REG
+
+/*
+ * Per-QP extension blocks: QP i (1..C_NUM_QP) at ERNIC_EXT_QP_OFFSET(i).
+ * Writable only while QPCONFi[0] (QP enable) is 0.
+ */
+#define ERNIC_EXT_QP_BASE               0x3a000
+#define ERNIC_EXT_QP_STRIDE             0x20
+#define ERNIC_EXT_QP_OFFSET(qpn)        (ERNIC_EXT_QP_BASE + \
+                                         ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
+
+#define ERNIC_EXT_QP_REGS(X) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00000001, 0x00000001, NONE, 0) \
+    X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
+    X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
+
+#define ERNIC_EXT_QP_REG(name, off, ...)    ERNIC_##name = (off),
+enum {
+    ERNIC_EXT_QP_REGS(ERNIC_EXT_QP_REG)
+};
+#undef ERNIC_EXT_QP_REG
+
+/* EXTQPCONFi */
+#define ERNIC_EXTQPCONF_RXMETA          (1u << 0)
+
+/*
+ * Receive metadata (feature RXMETA): 16 bytes per RQ slot at RXMETABAi +
+ * slot x 16, written before STATRQPIDBi moves past the slot.
+ */
+#define ERNIC_RXMETA_SIZE               16
+#define ERNIC_RXMETA_LEN                0       /* 4 bytes, little-endian */
+#define ERNIC_RXMETA_OPCODE             4       /* BTH opcode, last packet */
+#define ERNIC_RXMETA_FLAGS              5
+#define ERNIC_RXMETA_DATA               8       /* ImmDt or invalidated key */
+#define ERNIC_RXMETA_F_IMM              (1u << 0)   /* DATA is ImmDt */
+#define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
 
 /* MRKEY */
 #define ERNIC_MRKEY_KEY_MASK            0xffu
