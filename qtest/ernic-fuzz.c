@@ -329,6 +329,30 @@ static void act_pdt(Fuzz *z)
  * anywhere (RAM, the device's own BARs, the peer's, nowhere). The entry
  * the wire's R_Key names is the most likely one.
  */
+/*
+ * A per-QP extension block (receive metadata): written with its QP
+ * disabled for a moment, or while enabled (ignored), for any QP number
+ * up to one past the last.
+ */
+static void act_ext_qp(Fuzz *z, int dev)
+{
+    uint32_t qpn = chance(z, 60) ? (dev ? QPN_B : QPN_A) :
+                   1 + below(z, z->num_qp + 1);
+    uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
+    uint32_t conf = qrd(z->r, dev, qpn, ERNIC_QPCONF);
+    uint64_t ba = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x100000)
+                                : any_addr(z, dev);
+
+    log_action(z, "ext qp%u dev%d meta 0x%" PRIx64, qpn, dev, ba);
+    if (chance(z, 70)) {
+        qwr(z->r, dev, qpn, ERNIC_QPCONF, conf & ~ERNIC_QPCONF_QP_EN);
+    }
+    wr(z->r, dev, x + ERNIC_RXMETABA, ba);
+    wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
+    wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ? 1 : any_val(z));
+    qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
+}
+
 static void act_ext(Fuzz *z)
 {
     int dev = below(z, NDEV);
@@ -337,11 +361,17 @@ static void act_ext(Fuzz *z)
     uint64_t pbl = DEV_BASE(dev) + PBL_OFF;
     uint32_t val;
 
-    if (chance(z, 15)) {
+    if (chance(z, 20)) {
+        act_ext_qp(z, dev);
+        return;
+    }
+    if (chance(z, 20)) {
         uint32_t conf = rd(z->r, dev, ERNIC_XRNICCONF);
 
         val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
-                                   ERNIC_EXT_F_FRWR) : any_val(z);
+                                   ERNIC_EXT_F_FRWR, ERNIC_EXT_F_RXMETA,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_RINV) :
+                              any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
             wr(z->r, dev, ERNIC_XRNICCONF, conf & ~ERNIC_XRNICCONF_EN);
