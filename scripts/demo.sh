@@ -2,11 +2,13 @@
 # The project's main job (README): build everything, then boot two guests
 # under TCG, each with -device ernic and the guest driver, joined by a
 # localhost -netdev stream, and run RDMA between them through the kernel's
-# RDMA stack (rdma_cm, data, QP states, a FATAL error and its recovery).
-# Prints a summary of what happened.
+# RDMA stack (rdma_cm, data, QP states, a FATAL error and its recovery),
+# then NVMe over Fabrics between two such guests with the kernel's own
+# nvmet-rdma and nvme-rdma. Prints a summary of what happened.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 bdir=$ERNIC_ROOT/build
 "$ERNIC_ROOT/scripts/build.sh" "$bdir"
 "$ERNIC_ROOT/scripts/guest-rdma-test.sh" --summary "$bdir"
+"$ERNIC_ROOT/scripts/guest-nvmeof-test.sh" --summary "$bdir" ernic ernic 64

@@ -5,13 +5,20 @@
 # the two QEMUs are joined by an AF_UNIX -netdev stream. The host writes
 # MIB MiB of random data with O_DIRECT, reads it back, compares SHA-256,
 # reconnects and reads again; both sides check their kernel log.
-# usage: guest-nvmeof-test.sh [--check] WORKDIR [TARGET HOST [MIB]]
+# usage: guest-nvmeof-test.sh [--check|--summary] WORKDIR [TARGET HOST [MIB]]
 #   TARGET, HOST: ernic (default) or rxe; MIB: 64 unless given
 #   --check: print TAP (for `meson test`) instead of the transcript
+#   --summary: print a short summary (the README's main command)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
 
+summary=0
+if [ "${1:-}" = --summary ]; then
+    summary=1
+    shift
+    set -- --check "$@"
+fi
 guest_args "$1" "${2:-}"
 [ "$check" = 1 ] && shift
 shift
@@ -80,11 +87,26 @@ pair_transcript "$tmp" target host
 if [ "$check" != 1 ]; then
     show_pair_transcript "NVMe-oF $tdev target, $hdev host: ${ms} ms (TCG)"
 fi
-echo "1..5"
-tap "$tdev target and $hdev host connect (twice)" 'host: connected' 2
-tap "$mib MiB of random data written" "ok host: wrote $mib MiB" 1
-tap "read back, SHA-256 matches, before and after reconnect" \
-    'SHA-256 matches' 2
-tap "target: $tdev clean (no kernel warning)" 'target: RESULT PASS$' 1
-tap "host: $hdev clean (no kernel warning)" 'host: RESULT PASS$' 1
+taps() {
+    echo "1..5"
+    tap "$tdev target and $hdev host connect (twice)" 'host: connected' 2
+    tap "$mib MiB of random data written" "ok host: wrote $mib MiB" 1
+    tap "read back, SHA-256 matches, before and after reconnect" \
+        'SHA-256 matches' 2
+    tap "target: $tdev clean (no kernel warning)" 'target: RESULT PASS$' 1
+    tap "host: $hdev clean (no kernel warning)" 'host: RESULT PASS$' 1
+}
+if [ "$summary" = 1 ]; then
+    taps >"$tmp/tap"
+    echo
+    echo "NVMe over Fabrics: nvmet-rdma on $tdev <== RoCEv2 ==> nvme-rdma" \
+        "on $hdev (unmodified kernel consumers), $mib MiB ramdisk"
+    printf '%s\n' "$transcript" | sed -n 's/^host: ok host: /  /p'
+    echo "  Result: $(grep -c '^ok' "$tmp/tap") of 5 checks passed" \
+        "(connect twice, data, SHA-256, no kernel warning on either side);" \
+        "$((ms / 1000)).$((ms % 1000 / 100)) s"
+    grep '^not ok' "$tmp/tap" | sed 's/^/  /' || true
+    exit "$fail"
+fi
+taps
 tap_end
