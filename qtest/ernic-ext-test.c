@@ -652,6 +652,41 @@ static void test_rxmeta_rnr(void)
 }
 
 /*
+ * End to end: device 0's requester sends a 3-packet WRITE with Immediate
+ * to a full RQ. The RNR NAK of its last packet is retried until software
+ * on device 1 frees a slot; then the data and the entry are complete.
+ */
+static void test_rxmeta_rnr_retry(void)
+{
+    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 77);
+    Wire w = { 0 };
+
+    for (int k = 0; k < 3; k++) {
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
+             DEV_BASE(0) + SRC_OFF, 16, 0, 0, 0, p);
+    }
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
+         DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, IMM, NULL);
+    PUMP(r, &w, qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 3);
+    for (int k = 0; k < 300; k++) {
+        pump_once(r, &w);
+    }
+    g_assert_false(all_done(r, 0, QPN_A));
+    g_assert_cmpuint(rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, >, 0);
+
+    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 3), ==, CQE(ERNIC_OP_WRITE_IMM, 3));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, p, 3000);
+    assert_meta(r, 3, 3000, 0x09 /* WRITE LAST with Immediate */,
+                ERNIC_RXMETA_F_IMM, IMM);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
  * Without RXMETA in EXTCTRL the QP's switch does nothing: PG332, where a
  * WRITE with Immediate takes no RQ buffer and no metadata is written.
  */
@@ -827,6 +862,8 @@ int main(int argc, char **argv)
               test_frwr_refused);
     qtest_add_func("/ernic/ext/rxmeta/receive", test_rxmeta);
     qtest_add_func("/ernic/ext/rxmeta/write-imm-rnr", test_rxmeta_rnr);
+    qtest_add_func("/ernic/ext/rxmeta/write-imm-rnr-retry",
+                   test_rxmeta_rnr_retry);
     qtest_add_func("/ernic/ext/rxmeta/off", test_rxmeta_off);
     qtest_add_func("/ernic/ext/rxmeta/qp-block", test_qp_block);
     qtest_add_func("/ernic/ext/rinv/invalidate", test_rinv);
