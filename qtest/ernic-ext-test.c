@@ -310,6 +310,32 @@ static void test_read_paged(void)
     rig_stop(r);
 }
 
+/*
+ * A page list may sit at bus address 0: the WRITE still goes through it,
+ * and nothing lands at the low addresses the offset alone would give.
+ */
+static void test_pbl_at_zero(void)
+{
+    Rig *r = ext_pair();
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 9);
+    g_autofree uint8_t *zero = g_malloc0(0x200);
+
+    qtest_memwrite(r->qts, 0x100, zero, 0x200);
+    qtest_writeq(r->qts, 0, DEV_BASE(1) + xmr_page_off[1]);
+    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE |
+              12 << ERNIC_MRACC_SHIFT_SHIFT, XMR_IOVA, 1000, 0, 1);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA + 0x10, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    assert_mem(r, DEV_BASE(1) + xmr_page_off[1] + 0x133, p, 100);
+    assert_mem(r, 0x100, zero, 0x200);
+    g_free(p);
+    rig_stop(r);
+}
+
 /* A physical region: bus address = MRPBL + (va - IOVA). */
 static void test_phys(void)
 {
@@ -853,6 +879,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/mr/write-paged", test_write_paged);
     qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
     qtest_add_func("/ernic/ext/mr/phys", test_phys);
+    qtest_add_func("/ernic/ext/mr/page-list-at-0", test_pbl_at_zero);
     add_cases("/ernic/ext/mr/refused", refusals, ARRAY_SIZE(refusals),
               sizeof(refusals[0]), test_refused);
     qtest_add_func("/ernic/ext/frwr/map-write-invalidate", test_frwr);

@@ -75,6 +75,7 @@ typedef struct ErnicMrAccess {
     uint64_t pbl;
     uint32_t npages;
     uint8_t shift;
+    bool paged;                 /* pbl is a page list (it may be at 0) */
 } ErnicMrAccess;
 
 /* An entry of ERNIC-X's extended MR table (docs/extension.md). */

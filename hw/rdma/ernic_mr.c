@@ -109,6 +109,7 @@ static uint16_t ernic_mr_check_ext(ErnicCore *c, uint32_t qpn, uint32_t rkey,
         a->pbl = mr->pbl;
         a->npages = mr->npages;
         a->shift = mr->shift;
+        a->paged = true;
     }
     return 0;
 }
@@ -151,7 +152,7 @@ static bool ernic_mr_dma(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
     uint64_t pos, bus, psize = 1ull << a->shift;
     uint32_t n;
 
-    if (!a->pbl) {
+    if (!a->paged) {
         return wbuf ? ernic_dma_write(c, a->addr + off, wbuf, len) :
                       ernic_dma_read(c, a->addr + off, rbuf, len);
     }
