@@ -746,7 +746,7 @@ static void test_qp_block(void)
     g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA);
+                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) + ERNIC_EXTQPCONF,
        1);
     g_assert_cmphex(rd(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
@@ -755,8 +755,158 @@ static void test_qp_block(void)
     wr(r, 1, x + ERNIC_EXTQPCONF, 0);
     wr(r, 1, x + ERNIC_RXMETABA, 0);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA);
+                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
+    rig_stop(r);
+}
+
+/*
+ * Receive WQEs (docs/extension.md): QP B's RQ slots are 64-byte WQEs of
+ * four SGEs; device 0's requester sends a 2500-byte SEND (3 packets).
+ */
+#define RXA             (DEV_BASE(1) + MR_OFF + 0x10000)
+#define RXC             (DEV_BASE(1) + MR_OFF + 0x20000)
+#define RX_FEAT         (ERNIC_EXT_F_MR | ERNIC_EXT_F_RXMETA | \
+                         ERNIC_EXT_F_RXWQE)
+
+static void put_rwqe(Rig *r, uint32_t slot, const uint64_t *addr,
+                     const uint32_t *len, const uint32_t *lkey)
+{
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    for (int i = 0; i < ERNIC_RWQE_SGES; i++) {
+        stq_le_p(&w[i * ERNIC_SGE_SIZE + ERNIC_SGE_ADDR], addr[i]);
+        stl_le_p(&w[i * ERNIC_SGE_SIZE + ERNIC_SGE_LEN], len[i]);
+        stl_le_p(&w[i * ERNIC_SGE_SIZE + ERNIC_SGE_LKEY], lkey[i]);
+    }
+    qtest_memwrite(r->qts, DEV_BASE(1) + RQ_OFF + slot * ERNIC_RWQE_SIZE, w,
+                   sizeof(w));
+}
+
+static Rig *rxwqe_pair(uint32_t feat)
+{
+    Rig *r = rig_start(NULL);
+    uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
+
+    wr(r, 1, ERNIC_EXTCTRL, feat);
+    wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
+    wr(r, 1, x + ERNIC_EXTQPCONF,
+       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    connect_pair(r, &default_cfg);
+    return r;
+}
+
+/* Send @len bytes from device 0 and run until device 0 completes it. */
+static uint8_t *send_2500(Rig *r)
+{
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 61);
+
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    return p;
+}
+
+/* The SEND is scattered over the SGEs, skipping the empty one. */
+static void test_rxwqe(void)
+{
+    Rig *r = rxwqe_pair(RX_FEAT);
+    const uint64_t addr[4] = { RXA, RXA + 0x8000, RXC, 0 };
+    const uint32_t len[4] = { 1000, 0, 3000, 0 }, lkey[4] = { 0 };
+    g_autofree uint8_t *zero = g_malloc0(4096);
+    g_autofree uint8_t *p = NULL;
+
+    put_rwqe(r, 0, addr, len, lkey);
+    p = send_2500(r);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
+    assert_mem(r, RXA, p, 1000);
+    assert_mem(r, RXA + 1000, zero, 16);
+    assert_mem(r, RXC, p + 1000, 1500);
+    assert_mem(r, RXC + 1500, zero, 1500);
+    assert_mem(r, DEV_BASE(1) + RQ_OFF + ERNIC_RWQE_SIZE, zero, 64);
+    assert_meta(r, 0, 2500, 0x02 /* SEND LAST */, 0, 0);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * An SGE of the extended table by L_Key (a physical region with local
+ * write), and its refusals: the slot completes with status 2 and the QP
+ * goes FATAL 0x06; a SEND longer than the SGEs completes it with status 1,
+ * FATAL 0x02.
+ */
+static void test_rxwqe_lkey(void)
+{
+    Rig *r = rxwqe_pair(RX_FEAT);
+    const uint64_t addr[4] = { XMR_IOVA, 0, 0, 0 };
+    const uint32_t len[4] = { 4000, 0, 0, 0 }, lkey[4] = { XRKEY };
+    g_autofree uint8_t *p = NULL;
+
+    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_LOCAL_WRITE |
+              ERNIC_MRACC_PHYS, XMR_IOVA, 4096, RXC, 0);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    put_rwqe(r, 0, addr, len, lkey);
+    p = send_2500(r);
+    assert_mem(r, RXC, p, 2500);
+    assert_meta(r, 0, 2500, 0x02, 0, 0);
+    rig_stop(r);
+}
+
+typedef struct RxRefusal {
+    const char *name;
+    uint32_t acc;               /* of the entry behind XRKEY */
+    uint32_t sge_len;
+    uint8_t status;
+    uint16_t fatal;
+} RxRefusal;
+
+static const RxRefusal rx_refusals[] = {
+    { "no-local-write", ERNIC_MRACC_REMOTE_WRITE, 4000,
+      ERNIC_RXMETA_ST_PROT, ERNIC_FATAL_RESPONSE_HANDLER },
+    { "too-short", ERNIC_MRACC_LOCAL_WRITE, 2000,
+      ERNIC_RXMETA_ST_LEN, ERNIC_FATAL_LENGTH },
+};
+
+static void test_rxwqe_refused(const void *opaque)
+{
+    const RxRefusal *t = opaque;
+    Rig *r = rxwqe_pair(RX_FEAT);
+    const uint64_t addr[4] = { XMR_IOVA, 0, 0, 0 };
+    const uint32_t len[4] = { t->sge_len, 0, 0, 0 }, lkey[4] = { XRKEY };
+    g_autofree uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 3);
+    uint8_t m[ERNIC_RXMETA_SIZE];
+
+    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, t->acc | ERNIC_MRACC_PHYS,
+              XMR_IOVA, 4096, RXC, 0);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    put_rwqe(r, 0, addr, len, lkey);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | t->fatal);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    qtest_memread(r->qts, META(0), m, sizeof(m));
+    g_assert_cmphex(m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT, ==,
+                    t->status);
+    rig_stop(r);
+}
+
+/* Without RXWQE in EXTCTRL the slot is PG332's RQ buffer. */
+static void test_rxwqe_off(void)
+{
+    Rig *r = rxwqe_pair(RX_FEAT & ~ERNIC_EXT_F_RXWQE);
+    const uint64_t addr[4] = { RXA, 0, 0, 0 };
+    const uint32_t len[4] = { 4000, 0, 0, 0 }, lkey[4] = { 0 };
+    g_autofree uint8_t *zero = g_malloc0(4096);
+    g_autofree uint8_t *p = NULL;
+
+    put_rwqe(r, 0, addr, len, lkey);
+    p = send_2500(r);
+    assert_mem(r, RXA, zero, 4096);
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 2500);
+    assert_meta(r, 0, 2500, 0x02, 0, 0);
     rig_stop(r);
 }
 
@@ -893,6 +1043,12 @@ int main(int argc, char **argv)
                    test_rxmeta_rnr_retry);
     qtest_add_func("/ernic/ext/rxmeta/off", test_rxmeta_off);
     qtest_add_func("/ernic/ext/rxmeta/qp-block", test_qp_block);
+    qtest_add_func("/ernic/ext/rxwqe/scatter", test_rxwqe);
+    qtest_add_func("/ernic/ext/rxwqe/lkey", test_rxwqe_lkey);
+    add_cases("/ernic/ext/rxwqe/refused", rx_refusals,
+              ARRAY_SIZE(rx_refusals), sizeof(rx_refusals[0]),
+              test_rxwqe_refused);
+    qtest_add_func("/ernic/ext/rxwqe/off", test_rxwqe_off);
     qtest_add_func("/ernic/ext/rinv/invalidate", test_rinv);
     add_cases("/ernic/ext/rinv/refused", inv_refusals,
               ARRAY_SIZE(inv_refusals), sizeof(inv_refusals[0]),

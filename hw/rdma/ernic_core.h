@@ -78,6 +78,12 @@ typedef struct ErnicMrAccess {
     bool paged;                 /* pbl is a page list (it may be at 0) */
 } ErnicMrAccess;
 
+/* An SGE of an ERNIC-X receive WQE, its L_Key checked when sampled. */
+typedef struct ErnicRxSge {
+    ErnicMrAccess a;
+    uint32_t len;
+} ErnicRxSge;
+
 /* An entry of ERNIC-X's extended MR table (docs/extension.md). */
 typedef struct ErnicExtMr {
     uint8_t state;              /* ERNIC_MR_FREE, _INVALID, _VALID */
@@ -168,6 +174,9 @@ typedef struct ErnicQP {
     uint32_t rq_slot;           /* its RQ slot (STATRQPIDBi at FIRST) */
     bool rq_held;               /* the current message has taken the slot */
     bool rx_inv;                /* ... and invalidated its IETH's key */
+    bool rx_wqe;                /* the slot is an ERNIC-X receive WQE */
+    uint8_t rx_status;          /* its metadata status */
+    ErnicRxSge rx_sge[ERNIC_RWQE_SGES];
     ErnicMrAccess wr_mr;        /* the current WRITE's target */
     uint64_t wr_off;            /* offset of its next byte in wr_mr */
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
@@ -356,6 +365,8 @@ void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
  * Check an access of @len bytes at @va through R_Key @rkey for QP @qpn;
  * 0 and @a filled, or the PG332 FATAL code (0x15, 0x16, 0x17).
  */
+uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
+                             uint64_t va, uint64_t len, ErnicMrAccess *a);
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
                              ErnicMrAccess *a);
@@ -380,6 +391,10 @@ bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
                        const ErnicPkt *pkt, uint32_t len);
 uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
+bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr);
+bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+                        const uint8_t *buf, uint32_t len);
 /* Entry @idx of the extended MR table, or NULL past its end. */
 const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 

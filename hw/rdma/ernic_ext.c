@@ -249,7 +249,8 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
 /* Does QP @qpn report receives in its metadata ring? */
 bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn)
 {
-    return ernic_ext_on(c, ERNIC_EXT_F_RXMETA) &&
+    /* QP1's buffers hold whole MADs with their headers: never for it. */
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_RXMETA) &&
            (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
             ERNIC_EXTQPCONF_RXMETA);
 }
@@ -273,11 +274,13 @@ bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
          x[ERNIC_W(ERNIC_RXMETABA)];
     stl_le_p(&m[ERNIC_RXMETA_LEN], len);
     m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
+    m[ERNIC_RXMETA_FLAGS] = c->qp[qpn].rx_status <<
+                            ERNIC_RXMETA_STATUS_SHIFT;
     if (pkt->flags & ERNIC_OPF_IMM) {
-        m[ERNIC_RXMETA_FLAGS] = ERNIC_RXMETA_F_IMM;
+        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_IMM;
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
     } else if ((pkt->flags & ERNIC_OPF_IETH) && c->qp[qpn].rx_inv) {
-        m[ERNIC_RXMETA_FLAGS] = ERNIC_RXMETA_F_INV;
+        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_INV;
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
     }
     trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
@@ -310,6 +313,76 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
     m->state = ERNIC_MR_INVALID;
     c->qp[qpn].rx_inv = true;
     return 0;
+}
+
+/* Are QP @qpn's RQ slots receive WQEs (with receive metadata)? */
+bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn)
+{
+    const uint32_t want = ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE;
+
+    return ernic_ext_rx_meta_on(c, qpn) &&
+           ernic_ext_on(c, ERNIC_EXT_F_RXWQE) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] & want) == want;
+}
+
+/*
+ * Sample the receive WQE at @addr for the SEND that takes its slot: each
+ * SGE is read once, its L_Key checked once for local write. A failed key
+ * makes the status a protection error (the caller reacts). Sets rq_size
+ * to the bytes the SGEs hold. False when the WQE could not be read.
+ */
+bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint8_t w[ERNIC_RWQE_SIZE];
+    uint64_t total = 0;
+
+    if (!ernic_dma_read(c, addr, w, sizeof(w))) {
+        return false;
+    }
+    for (int i = 0; i < ERNIC_RWQE_SGES; i++) {
+        const uint8_t *s = &w[i * ERNIC_SGE_SIZE];
+        ErnicRxSge *g = &qp->rx_sge[i];
+
+        g->len = ldl_le_p(s + ERNIC_SGE_LEN);
+        if (g->len &&
+            ernic_mr_check_lkey(c, qpn, ldl_le_p(s + ERNIC_SGE_LKEY),
+                                ldq_le_p(s + ERNIC_SGE_ADDR), g->len,
+                                &g->a)) {
+            qp->rx_status = ERNIC_RXMETA_ST_PROT;
+        }
+        total += g->len;
+    }
+    qp->rq_size = MIN(total, UINT32_MAX);
+    return true;
+}
+
+/*
+ * Scatter @len bytes at offset @off of the message over the SGEs that
+ * ernic_ext_rx_take() sampled; the caller has checked that they fit.
+ */
+bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+                        const uint8_t *buf, uint32_t len)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    for (int i = 0; i < ERNIC_RWQE_SGES && len; i++) {
+        const ErnicRxSge *g = &qp->rx_sge[i];
+        uint32_t n;
+
+        if (off >= g->len) {
+            off -= g->len;
+            continue;
+        }
+        n = MIN(len, g->len - off);
+        if (!ernic_mr_write(c, &g->a, off, buf, n)) {
+            return false;
+        }
+        buf += n;
+        len -= n;
+        off = 0;
+    }
+    return true;
 }
 
 void ernic_ext_reset(ErnicCore *c)

@@ -79,11 +79,11 @@ static uint16_t ernic_mr_check_pdt(ErnicCore *c, uint32_t qpn, uint32_t rkey,
  * into @a, so the access keeps the translation it was checked with.
  */
 static uint16_t ernic_mr_check_ext(ErnicCore *c, uint32_t qpn, uint32_t rkey,
-                                   uint64_t va, uint64_t len, bool write,
+                                   uint64_t va, uint64_t len, uint32_t need,
                                    ErnicMrAccess *a)
 {
     const ErnicExtMr *mr = ernic_ext_mr(c, rkey >> 8);
-    uint32_t need = write ? ERNIC_MRACC_REMOTE_WRITE : ERNIC_MRACC_REMOTE_READ;
+    bool write = need != ERNIC_MRACC_REMOTE_READ;
     uint64_t off = 0;
     bool key_bad, range_bad;
 
@@ -119,9 +119,33 @@ uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              ErnicMrAccess *a)
 {
     if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
-        return ernic_mr_check_ext(c, qpn, rkey, va, len, write, a);
+        return ernic_mr_check_ext(c, qpn, rkey, va, len,
+                                  write ? ERNIC_MRACC_REMOTE_WRITE :
+                                          ERNIC_MRACC_REMOTE_READ, a);
     }
     return ernic_mr_check_pdt(c, qpn, rkey, va, len, write, a);
+}
+
+/*
+ * An L_Key of an ERNIC-X receive WQE, for @len bytes at @va to be written
+ * (docs/extension.md, "Receive WQEs"): 0 names bus addresses (the
+ * reserved L_Key); any other key needs an entry of the extended table
+ * with local write. Returns 0 or a FATAL code, as for an R_Key.
+ */
+uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
+                             uint64_t va, uint64_t len, ErnicMrAccess *a)
+{
+    if (!lkey && va + len - 1 >= va) {
+        memset(a, 0, sizeof(*a));
+        a->addr = va;
+        return 0;
+    }
+    if (!lkey || !ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+        trace_ernic_mr_refused(qpn, lkey, va, len, true);
+        return ERNIC_FATAL_RKEY;
+    }
+    return ernic_mr_check_ext(c, qpn, lkey, va, len,
+                              ERNIC_MRACC_LOCAL_WRITE, a);
 }
 
 /* The bus address of byte @pos of a paged access; false if none. */

@@ -153,9 +153,10 @@ static bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     ErnicQP *qp = &c->qp[qpn];
     uint32_t depth = ernic_rq_depth(c, qpn);
     uint32_t size = ernic_rq_bufsize(c, qpn);
+    bool wqe = ernic_ext_rx_wqe_on(c, qpn);
     uint32_t pi, ci;
 
-    if (depth < 2 || !size) {
+    if (depth < 2 || (!size && !wqe)) {
         return false;
     }
     pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
@@ -168,8 +169,11 @@ static bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     qp->rq_off = 0;
     qp->rq_slot = pi;
     qp->rq_held = true;
+    /* An ERNIC-X receive WQE is a 64-byte slot (docs/extension.md). */
+    qp->rx_wqe = wqe;
+    qp->rx_status = ERNIC_RXMETA_ST_OK;
     qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                  (uint64_t)pi * size;
+                  (uint64_t)pi * (wqe ? ERNIC_RWQE_SIZE : size);
     return true;
 }
 
@@ -412,15 +416,66 @@ static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
     return false;
 }
 
+/*
+ * An ERNIC-X receive WQE cannot take the SEND (its L_Key, or its length):
+ * the slot completes with @status in its metadata, then the request is
+ * refused and the QP goes FATAL (docs/extension.md, "Receive WQEs").
+ */
+static void ernic_resp_rx_error(ErnicCore *c, uint32_t qpn,
+                                const ErnicPkt *pkt, uint8_t status)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    qp->rx_status = status;
+    if (ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, qp->rq_off)) {
+        ernic_rq_produce(c, qpn);
+    }
+    if (status == ERNIC_RXMETA_ST_LEN) {
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                         ERNIC_FATAL_LENGTH, 0);
+    } else {
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_OP,
+                         ERNIC_FATAL_RESPONSE_HANDLER, 0);
+    }
+}
+
+/* The slot of a SEND's FIRST packet; false when the packet goes no further. */
+static bool ernic_resp_take_slot(ErnicCore *c, uint32_t qpn,
+                                 const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if (!ernic_rq_take(c, qpn)) {
+        ernic_rnr_nak(c, qpn, pkt);
+        return false;
+    }
+    if (!qp->rx_wqe) {
+        return true;
+    }
+    if (!ernic_ext_rx_take(c, qpn, qp->rq_addr)) {
+        ernic_resp_dma_fault(c, qpn, pkt, "a receive WQE");
+        return false;
+    }
+    if (qp->rx_status) {
+        ernic_resp_rx_error(c, qpn, pkt, qp->rx_status);
+        return false;
+    }
+    return true;
+}
+
 /* A SEND packet into the RQ buffer taken by its FIRST packet. */
 static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t code;
+    bool ok;
 
-    if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_rq_take(c, qpn)) {
-        ernic_rnr_nak(c, qpn, pkt);
+    if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_resp_take_slot(c, qpn, pkt)) {
+        return false;
+    }
+    if (pkt->paylen > qp->rq_size - qp->rq_off && qp->rx_wqe) {
+        ernic_resp_rx_error(c, qpn, pkt, ERNIC_RXMETA_ST_LEN);
         return false;
     }
     if (pkt->paylen > qp->rq_size - qp->rq_off) {
@@ -436,8 +491,11 @@ static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, 0);
         return false;
     }
-    if (!ernic_dma_write(c, qp->rq_addr + qp->rq_off, pkt->payload,
-                         pkt->paylen)) {
+    ok = qp->rx_wqe ? ernic_ext_rx_write(c, qpn, qp->rq_off, pkt->payload,
+                                         pkt->paylen) :
+                      ernic_dma_write(c, qp->rq_addr + qp->rq_off,
+                                      pkt->payload, pkt->paylen);
+    if (!ok) {
         ernic_resp_dma_fault(c, qpn, pkt, "SEND data");
         return false;
     }

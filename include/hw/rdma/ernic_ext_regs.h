@@ -36,9 +36,11 @@
 #define ERNIC_EXT_F_FRWR                (1u << 1)   /* REG_MR, LOCAL_INV */
 #define ERNIC_EXT_F_RXMETA              (1u << 2)   /* receive metadata */
 #define ERNIC_EXT_F_RINV                (1u << 3)   /* remote invalidation */
+#define ERNIC_EXT_F_RXWQE               (1u << 5)   /* receive WQEs */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
-                                         ERNIC_EXT_F_RINV)
+                                         ERNIC_EXT_F_RINV | \
+                                         ERNIC_EXT_F_RXWQE)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV)
 
@@ -48,7 +50,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0000000f, 0x0000000f, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0000002f, 0x0000002f, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -80,7 +82,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00000001, 0x00000001, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00000009, 0x00000009, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
@@ -92,6 +94,19 @@ enum {
 
 /* EXTQPCONFi */
 #define ERNIC_EXTQPCONF_RXMETA          (1u << 0)
+#define ERNIC_EXTQPCONF_RXWQE           (1u << 3)   /* with RXMETA */
+
+/*
+ * Receive WQEs (feature RXWQE): each RQ slot is 64 bytes, four SGEs of
+ * {64-bit bus address or IOVA, 32-bit length, 32-bit L_Key}; length 0 is
+ * an unused SGE, L_Key 0 names bus addresses (the reserved L_Key).
+ */
+#define ERNIC_RWQE_SIZE                 64
+#define ERNIC_RWQE_SGES                 4
+#define ERNIC_SGE_SIZE                  16
+#define ERNIC_SGE_ADDR                  0
+#define ERNIC_SGE_LEN                   8
+#define ERNIC_SGE_LKEY                  12
 
 /*
  * Receive metadata (feature RXMETA): 16 bytes per RQ slot at RXMETABAi +
@@ -104,6 +119,10 @@ enum {
 #define ERNIC_RXMETA_DATA               8       /* ImmDt or invalidated key */
 #define ERNIC_RXMETA_F_IMM              (1u << 0)   /* DATA is ImmDt */
 #define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
+#define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
+#define ERNIC_RXMETA_ST_OK              0
+#define ERNIC_RXMETA_ST_LEN             1   /* longer than the SGEs */
+#define ERNIC_RXMETA_ST_PROT            2   /* an SGE's L_Key failed */
 
 /* MRKEY */
 #define ERNIC_MRKEY_KEY_MASK            0xffu
