@@ -146,6 +146,7 @@ struct ernic_qp {
 	u32 rq_elem;
 	u32 rq_seen;			/* next RQ slot the device will fill */
 	u32 rq_ci;			/* RQCIi as last written */
+	bool rx_wqe;			/* ERNIC-X: RQ slots are receive WQEs */
 	u8 *meta;			/* ERNIC-X receive metadata, per slot */
 	dma_addr_t meta_dma;
 	struct ernic_rwqe *rwqe;	/* posted receive WRs, FIFO */

@@ -176,7 +176,9 @@ static struct ernic_mr *ernic_mr_new(struct ernic_dev *dev)
 
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	idx = ida_alloc_max(&dev->mr_ida, dev->mr_max - 1, GFP_KERNEL);
+	/* Entry 0 of the extended table stays free: L_Key 0 is reserved. */
+	idx = ida_alloc_range(&dev->mr_ida, dev->ext ? 1 : 0, dev->mr_max - 1,
+			      GFP_KERNEL);
 	if (idx < 0) {
 		kfree(mr);
 		return ERR_PTR(idx);

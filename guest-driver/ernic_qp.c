@@ -338,7 +338,8 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_RXMETABAMSB,
 		 upper_32_bits(qp->meta_dma));
 	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_EXTQPCONF,
-		 qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0);
+		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
+		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0));
 }
 
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -398,7 +399,14 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr *
 					      qp->sq_wqes_per_wr + 1, 4u));
 	qp->rq_depth = roundup_pow_of_two(max(cap->max_recv_wr + 1, 4u));
-	qp->rq_elem = gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
+	/*
+	 * With ERNIC-X receive WQEs the device places SENDs into the WRs'
+	 * own buffers: an RQ slot is a 64-byte WQE (docs/extension.md).
+	 */
+	qp->rx_wqe = !gsi && (dev->ext & ERNIC_EXT_F_RXWQE) &&
+		     (dev->ext & ERNIC_EXT_F_RXMETA);
+	qp->rq_elem = gsi ? ERNIC_GSI_RQ_ELEM :
+		      qp->rx_wqe ? ERNIC_RWQE_SIZE : dev->rq_buf_size;
 	qp->err_status = -1;
 	ret = ernic_qp_alloc_queues(qp);
 	if (ret)

@@ -429,6 +429,29 @@ out:
 }
 
 /* Grant the device one more RQ buffer (RQCIi, PG332 p.43). */
+/*
+ * ERNIC-X receive WQE of @wr in the slot the device fills next after the
+ * ones granted so far: RQCIi grants slot RQCIi - 1 (the RQ starts full,
+ * STATRQPIDBi = depth - 1, "Receive WRs" in docs/driver.md).
+ */
+static void ernic_put_rwqe(struct ernic_qp *qp, const struct ib_recv_wr *wr)
+{
+	u32 slot = (qp->rq_ci + qp->rq_depth - 1) % qp->rq_depth;
+	u8 *w = qp->rq + slot * ERNIC_RWQE_SIZE;
+	int i;
+
+	memset(w, 0, ERNIC_RWQE_SIZE);
+	for (i = 0; i < wr->num_sge; i++) {
+		u8 *g = w + i * ERNIC_SGE_SIZE;
+
+		put_unaligned_le64(wr->sg_list[i].addr, g + ERNIC_SGE_ADDR);
+		put_unaligned_le32(wr->sg_list[i].length, g + ERNIC_SGE_LEN);
+		put_unaligned_le32(wr->sg_list[i].lkey, g + ERNIC_SGE_LKEY);
+	}
+	/* The WQE is visible before RQCIi grants it. */
+	wmb();
+}
+
 static void ernic_rq_grant(struct ernic_qp *qp)
 {
 	qp->rq_ci = (qp->rq_ci + 1) % qp->rq_depth;
@@ -463,8 +486,11 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		r->num_sge = wr->num_sge;
 		memcpy(r->sge, wr->sg_list, wr->num_sge * sizeof(*r->sge));
 		qp->rwqe_pi++;
-		if (qp->state != IB_QPS_ERR)
-			ernic_rq_grant(qp);
+		if (qp->state == IB_QPS_ERR)
+			continue;
+		if (qp->rx_wqe)
+			ernic_put_rwqe(qp, wr);
+		ernic_rq_grant(qp);
 	}
 	/* In Error the WR is flushed at once: nothing else would say so. */
 	if (qp->state == IB_QPS_ERR)
@@ -646,7 +672,23 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 		wc->byte_len = len;
 		return;
 	}
-	ernic_copy_to_sges(qp->dev, r, b, min_t(u64, len, qp->rq_elem), wc);
+	if (!qp->rx_wqe) {
+		ernic_copy_to_sges(qp->dev, r, b, min_t(u64, len, qp->rq_elem),
+				   wc);
+		return;
+	}
+	/* The device has placed the data into the WR's SGEs itself. */
+	wc->byte_len = len;
+	switch (m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT) {
+	case ERNIC_RXMETA_ST_OK:
+		break;
+	case ERNIC_RXMETA_ST_LEN:
+		wc->status = IB_WC_LOC_LEN_ERR;
+		break;
+	default:
+		wc->status = IB_WC_LOC_PROT_ERR;
+		break;
+	}
 }
 
 /* Receive completions: the RQ producer index, copied receive buffers. */

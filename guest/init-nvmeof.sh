@@ -49,8 +49,9 @@ now_ms() {
 # The RDMA device: ernic (this project's driver), or rxe over virtio-net.
 load ib_core ib_cm iw_cm configfs rdma_cm
 if [ "$rdev" = ernic ]; then
-    # nvmet posts 4160-byte receives (inline data and command).
-    insmod /ernic.ko rq_buf_size=8192 || fail "insmod ernic.ko"
+    # No rq_buf_size: with ERNIC-X receive WQEs the device places each
+    # SEND into the receive WR's own buffer, whatever its size.
+    insmod /ernic.ko || fail "insmod ernic.ko"
 else
     load virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev \
         virtio_pci failover net_failover virtio_net ib_uverbs udp_tunnel \
