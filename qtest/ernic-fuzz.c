@@ -349,7 +349,9 @@ static void act_ext_qp(Fuzz *z, int dev)
     }
     wr(z->r, dev, x + ERNIC_RXMETABA, ba);
     wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
-    wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ? 1 : any_val(z));
+    wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
+       PICK(z, ERNIC_EXTQPCONF_RXMETA,
+            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE) : any_val(z));
     qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
 }
 
@@ -370,7 +372,8 @@ static void act_ext(Fuzz *z)
 
         val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
                                    ERNIC_EXT_F_FRWR, ERNIC_EXT_F_RXMETA,
-                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_RINV) :
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_RINV,
+                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
