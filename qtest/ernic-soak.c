@@ -15,8 +15,12 @@
  * pages (docs/extension.md) instead of a PG332 PD/MR table entry, so
  * every READ and WRITE goes through the page-list translation.
  *
+ * With --ext-rx, each side's RQ slots are ERNIC-X receive WQEs with
+ * receive metadata: SENDs land in buffers the WQEs name, and each slot's
+ * metadata entry must give the SEND's length and opcode.
+ *
  * usage: ernic-soak [--messages N] [--rate PCT] [--seed N] [--check-dma]
- *                   [--ext-mr]
+ *                   [--ext-mr] [--ext-rx]
  * Prints "soak: ..." and ends with "N passed, N failed" (one check each).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -35,6 +39,8 @@
 #define FILL            0xa5
 #define PBL_OFF         0x0f0000        /* --ext-mr: the page list */
 #define PBL_PAGES       (MR_LEN / 4096)
+#define RXBUF_OFF       0x200000        /* --ext-rx: the receive buffers */
+#define META_OFF        0x0f8000        /* --ext-rx: the metadata ring */
 
 typedef struct Msg {
     uint8_t op;
@@ -61,6 +67,7 @@ typedef struct Soak {
     uint64_t faults[5];
     unsigned checks, failed;
     bool ext_mr;
+    bool ext_rx;
 } Soak;
 
 static const char *const fault_names[] = {
@@ -167,6 +174,22 @@ static void post_one(Soak *k, int i)
     s->posted++;
 }
 
+/* --ext-rx: the metadata entry of RQ slot @pos of device @i. */
+static void check_meta(Soak *k, int i, uint32_t pos, uint32_t len)
+{
+    uint8_t e[ERNIC_RXMETA_SIZE];
+    uint8_t op;
+
+    qtest_memread(k->r->qts, DEV_BASE(i) + META_OFF +
+                  pos * ERNIC_RXMETA_SIZE, e, sizeof(e));
+    op = e[ERNIC_RXMETA_OPCODE];
+    check(k, ldl_le_p(&e[ERNIC_RXMETA_LEN]) == len &&
+          (op == 0x02 || op == 0x04) && e[ERNIC_RXMETA_FLAGS] == 0,
+          "dev%d: RQ slot %u metadata: %u bytes, opcode 0x%x, flags 0x%x; "
+          "want %u bytes of a SEND", i, pos, ldl_le_p(&e[ERNIC_RXMETA_LEN]),
+          op, e[ERNIC_RXMETA_FLAGS], len);
+}
+
 /* The data of a completed message is where it should be. */
 static void verify(Soak *k, int i, Msg *m)
 {
@@ -184,7 +207,11 @@ static void verify(Soak *k, int i, Msg *m)
         /* SENDs land in the peer's RQ in order, one buffer each. */
         uint32_t pos = s->sends_seen++ % SOAK_RQ_DEPTH;
 
-        at = DEV_BASE(1 - i) + RQ_OFF + (uint64_t)pos * SOAK_RQ_BUF;
+        at = DEV_BASE(1 - i) + (k->ext_rx ? RXBUF_OFF : RQ_OFF) +
+             (uint64_t)pos * SOAK_RQ_BUF;
+        if (k->ext_rx) {
+            check_meta(k, 1 - i, pos, m->len);
+        }
         check(k, qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_STATRQPIDB) !=
               qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_RQCI),
               "dev%d: SEND completed but dev%d's RQ is empty", i, 1 - i);
@@ -254,13 +281,43 @@ static void setup_ext_mr(Soak *k, int i)
     g_assert_cmpuint(rd(k->r, i, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
 }
 
+/*
+ * --ext-rx: receive metadata and a receive WQE per RQ slot, each naming
+ * its own buffer by bus address (L_Key 0); the WQEs stay for good.
+ */
+static void setup_ext_rx(Soak *k, int i)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(qpn_of(i));
+
+    wr(k->r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
+    wr(k->r, i, x + ERNIC_RXMETABAMSB, 0);
+    wr(k->r, i, x + ERNIC_EXTQPCONF,
+       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    for (uint32_t p = 0; p < SOAK_RQ_DEPTH; p++) {
+        uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+        stq_le_p(&w[ERNIC_SGE_ADDR], DEV_BASE(i) + RXBUF_OFF +
+                 (uint64_t)p * SOAK_RQ_BUF);
+        stl_le_p(&w[ERNIC_SGE_LEN], SOAK_RQ_BUF);
+        qtest_memwrite(k->r->qts, DEV_BASE(i) + RQ_OFF + p * ERNIC_RWQE_SIZE,
+                       w, sizeof(w));
+    }
+}
+
 static void setup(Soak *k)
 {
     QpCfg cfg = default_cfg;
 
-    for (int i = 0; k->ext_mr && i < NDEV; i++) {
-        wr(k->r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
-        setup_ext_mr(k, i);
+    for (int i = 0; i < NDEV; i++) {
+        wr(k->r, i, ERNIC_EXTCTRL,
+           (k->ext_mr ? ERNIC_EXT_F_MR : 0) |
+           (k->ext_rx ? ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0));
+        if (k->ext_mr) {
+            setup_ext_mr(k, i);
+        }
+        if (k->ext_rx) {
+            setup_ext_rx(k, i);
+        }
     }
 
     cfg.rqbuf = SOAK_RQ_BUF;
@@ -289,6 +346,8 @@ static bool configured(uint64_t a)
         { RQ_OFF, SOAK_RQ_DEPTH * SOAK_RQ_BUF },
         { SRC_OFF, SLOTS * SLOT_SIZE }, { MR_OFF, MR_LEN },
         { PBL_OFF, PBL_PAGES * 8 },
+        { RXBUF_OFF, SOAK_RQ_DEPTH * SOAK_RQ_BUF },
+        { META_OFF, SOAK_RQ_DEPTH * ERNIC_RXMETA_SIZE },
     };
 
     for (int i = 0; i < NDEV; i++) {
@@ -345,6 +404,8 @@ int main(int argc, char **argv)
             dma = true;
         } else if (!strcmp(argv[a], "--ext-mr")) {
             k.ext_mr = true;
+        } else if (!strcmp(argv[a], "--ext-rx")) {
+            k.ext_rx = true;
         } else {
             fprintf(stderr, "ernic-soak: unknown argument '%s'\n", argv[a]);
             return 64;
