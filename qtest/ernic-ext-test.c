@@ -60,6 +60,16 @@ static uint32_t mr_cmd(Rig *r, int i, uint32_t idx, uint32_t cmd)
     return rd(r, i, ERNIC_MRSTS);
 }
 
+/* Entry XMR_INDEX of device 1, written through the window. */
+static void put_entry(Rig *r, uint32_t state, uint32_t pd, uint32_t acc,
+                      uint64_t iova, uint64_t len, uint64_t pbl,
+                      uint32_t npages)
+{
+    mr_window(r, 1, state, pd, acc, iova, len, pbl, npages);
+    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+}
+
 /* The page-list region XRKEY on device 1, with access @acc, PD @pd. */
 static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
 {
@@ -67,10 +77,8 @@ static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
         qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
                      DEV_BASE(1) + xmr_page_off[p]);
     }
-    mr_window(r, 1, ERNIC_MR_VALID, pd, acc | 12 << ERNIC_MRACC_SHIFT_SHIFT,
+    put_entry(r, ERNIC_MR_VALID, pd, acc | 12 << ERNIC_MRACC_SHIFT_SHIFT,
               XMR_IOVA, XMR_LEN, DEV_BASE(1) + XMR_PBL_OFF, 3);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
 }
 
 /* Two devices with the extension features @feat on, QPs connected. */
@@ -322,10 +330,8 @@ static void test_pbl_at_zero(void)
 
     qtest_memwrite(r->qts, 0x100, zero, 0x200);
     qtest_writeq(r->qts, 0, DEV_BASE(1) + xmr_page_off[1]);
-    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE |
+    put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE |
               12 << ERNIC_MRACC_SHIFT_SHIFT, XMR_IOVA, 1000, 0, 1);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
          DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA + 0x10, XRKEY, 0, NULL);
     PUMP(r, NULL, all_done(r, 0, QPN_A));
@@ -342,11 +348,9 @@ static void test_phys(void)
     Rig *r = ext_pair();
     uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 5);
 
-    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM,
+    put_entry(r, ERNIC_MR_VALID, PD_NUM,
               ERNIC_MRACC_REMOTE_WRITE | ERNIC_MRACC_PHYS, 0, ~0ULL,
               DEV_BASE(1) + MR_OFF, 0);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
          DEV_BASE(0) + SRC_OFF, 3000, 0x777, XRKEY, 0, NULL);
     PUMP(r, NULL, all_done(r, 0, QPN_A));
@@ -436,9 +440,7 @@ static void alloc_fr_entry(Rig *r)
         qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
                      DEV_BASE(1) + xmr_page_off[p]);
     }
-    mr_window(r, 1, ERNIC_MR_INVALID, PD_NUM, ERNIC_MRACC_FRWR, 0, 0, 0, 0);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
+    put_entry(r, ERNIC_MR_INVALID, PD_NUM, ERNIC_MRACC_FRWR, 0, 0, 0, 0);
 }
 
 static void post_reg_mr(Rig *r, uint16_t wrid, uint32_t key, uint32_t acc)
@@ -842,10 +844,8 @@ static void test_rxwqe_lkey(void)
     const uint32_t len[4] = { 4000, 0, 0, 0 }, lkey[4] = { XRKEY };
     g_autofree uint8_t *p = NULL;
 
-    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_LOCAL_WRITE |
+    put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_LOCAL_WRITE |
               ERNIC_MRACC_PHYS, XMR_IOVA, 4096, RXC, 0);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
     put_rwqe(r, 0, addr, len, lkey);
     p = send_2500(r);
     assert_mem(r, RXC, p, 2500);
@@ -877,10 +877,8 @@ static void test_rxwqe_refused(const void *opaque)
     g_autofree uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 3);
     uint8_t m[ERNIC_RXMETA_SIZE];
 
-    mr_window(r, 1, ERNIC_MR_VALID, PD_NUM, t->acc | ERNIC_MRACC_PHYS,
+    put_entry(r, ERNIC_MR_VALID, PD_NUM, t->acc | ERNIC_MRACC_PHYS,
               XMR_IOVA, 4096, RXC, 0);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
     put_rwqe(r, 0, addr, len, lkey);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
          DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
@@ -913,10 +911,8 @@ static void test_rxwqe_off(void)
 /* A fast-registration entry of device 1, mapped (valid) or not. */
 static void fr_entry(Rig *r, uint32_t state, uint32_t acc, uint32_t pd)
 {
-    mr_window(r, 1, state, pd, acc, XMR_IOVA, 4096, DEV_BASE(1) + MR_OFF, 0);
-    wr(r, 1, ERNIC_MRACC, acc | ERNIC_MRACC_PHYS);
-    g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
-                     ERNIC_MRSTS_OK);
+    put_entry(r, state, pd, acc | ERNIC_MRACC_PHYS, XMR_IOVA, 4096,
+              DEV_BASE(1) + MR_OFF, 0);
 }
 
 static uint32_t fr_state(Rig *r)
