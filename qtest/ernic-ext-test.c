@@ -748,7 +748,8 @@ static void test_qp_block(void)
     g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
+                    ERNIC_EXTQPCONF_RXWQE);
     wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) + ERNIC_EXTQPCONF,
        1);
     g_assert_cmphex(rd(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
@@ -757,7 +758,8 @@ static void test_qp_block(void)
     wr(r, 1, x + ERNIC_EXTQPCONF, 0);
     wr(r, 1, x + ERNIC_RXMETABA, 0);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
+                    ERNIC_EXTQPCONF_RXWQE);
     g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     rig_stop(r);
 }
@@ -908,6 +910,146 @@ static void test_rxwqe_off(void)
     rig_stop(r);
 }
 
+/*
+ * Keyed SGEs (docs/extension.md): QP A's SQ entries are 128 bytes with
+ * up to four SGEs; device 1 is the PG332 device. SGE 0 names bus
+ * addresses (L_Key 0), SGE 1 is empty, SGE 2 goes through entry
+ * XMR_INDEX of device 0, a physical region over XS_C.
+ */
+#define XS_A            (DEV_BASE(0) + SRC_OFF)
+#define XS_C            (DEV_BASE(0) + SRC_OFF + 0x40000)
+#define XS_IOVA         0x900000000000ULL
+
+typedef struct XSge {
+    uint64_t addr;
+    uint32_t len;
+    uint32_t lkey;
+} XSge;
+
+static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
+                   const XSge *sge, uint64_t raddr, uint32_t rkey)
+{
+    uint8_t w[ERNIC_XWQE_SIZE] = { 0 };
+    Dev *d = &r->d[0];
+
+    stw_le_p(&w[ERNIC_WQE_WRID], wrid);
+    w[ERNIC_XWQE_NSGE] = n;
+    w[ERNIC_WQE_OPCODE] = opcode;
+    stq_le_p(&w[ERNIC_WQE_ROFFSET], raddr);
+    stl_le_p(&w[ERNIC_WQE_RTAG], rkey);
+    for (int i = 0; i < MIN(n, ERNIC_XWQE_SGES); i++) {
+        uint8_t *g = &w[ERNIC_XWQE_SGE + i * ERNIC_SGE_SIZE];
+
+        stq_le_p(g + ERNIC_SGE_ADDR, sge[i].addr);
+        stl_le_p(g + ERNIC_SGE_LEN, sge[i].len);
+        stl_le_p(g + ERNIC_SGE_LKEY, sge[i].lkey);
+    }
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF +
+                   (d->sqpi % SQ_DEPTH) * ERNIC_XWQE_SIZE, w, sizeof(w));
+    d->sqpi++;
+    qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+}
+
+/* Device 0 with @feat, keyed SGEs on QP A, entry XMR_INDEX with @acc. */
+static Rig *xwqe_pair(uint32_t feat, uint32_t acc)
+{
+    Rig *r = rig_start(NULL);
+
+    wr(r, 0, ERNIC_EXTCTRL, feat);
+    wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF,
+       ERNIC_EXTQPCONF_XWQE);
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc | ERNIC_MRACC_PHYS, XS_IOVA,
+              4096, XS_C, 0);
+    g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    connect_pair(r, &default_cfg);
+    return r;
+}
+
+#define XS_FEAT (ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE)
+static const XSge xs_sges[3] = {
+    { XS_A, 1000, 0 }, { XS_A + 0x8000, 0, 0 }, { XS_IOVA, 2000, XRKEY },
+};
+
+/* A SEND and a WRITE gather the SGEs; a READ scatters into them. */
+static void test_xwqe(void)
+{
+    Rig *r = xwqe_pair(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE);
+    g_autofree uint8_t *a = put_pattern(r, XS_A, 1000, 1);
+    g_autofree uint8_t *cc = put_pattern(r, XS_C, 2000, 2);
+    g_autofree uint8_t *want = g_malloc(3000);
+    g_autofree uint8_t *rd_src = NULL;
+
+    memcpy(want, a, 1000);
+    memcpy(want + 1000, cc, 2000);
+    post_x(r, 0, ERNIC_OP_SEND, 3, xs_sges, 0, 0);
+    post_x(r, 1, ERNIC_OP_WRITE, 3, xs_sges, MR_VA, RKEY);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
+    g_assert_cmphex(cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 1));
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, want, 3000);
+    assert_mem(r, DEV_BASE(1) + MR_OFF, want, 3000);
+
+    rd_src = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x10000, 3000, 3);
+    post_x(r, 2, ERNIC_OP_READ, 3, xs_sges, MR_VA + 0x10000, RKEY);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 2), ==, CQE(ERNIC_OP_READ, 2));
+    assert_mem(r, XS_A, rd_src, 1000);
+    assert_mem(r, XS_C, rd_src + 1000, 2000);
+    rig_stop(r);
+}
+
+/*
+ * Refused keyed SGEs: ERRFLAG and FATAL 0x05, nothing sent. A READ into
+ * a region without local write; a key byte that does not match; more
+ * than four SGEs.
+ */
+typedef struct XRefusal {
+    const char *name;
+    uint8_t opcode;
+    uint8_t n;
+    uint32_t acc;
+    uint32_t key_xor;
+} XRefusal;
+
+static const XRefusal x_refusals[] = {
+    { "read-no-local-write", ERNIC_OP_READ, 3, 0, 0 },
+    { "key-byte", ERNIC_OP_SEND, 3, ERNIC_MRACC_LOCAL_WRITE, 1 },
+    { "five-sges", ERNIC_OP_SEND, 5, ERNIC_MRACC_LOCAL_WRITE, 0 },
+};
+
+static void test_xwqe_refused(const void *opaque)
+{
+    const XRefusal *t = opaque;
+    Rig *r = xwqe_pair(XS_FEAT, t->acc);
+    XSge sg[3];
+    g_autofree uint8_t *zero = g_malloc0(4096);
+
+    memcpy(sg, xs_sges, sizeof(sg));
+    sg[2].lkey ^= t->key_xor;
+    post_x(r, 0, t->opcode, t->n, sg, MR_VA, RKEY);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
+    rig_stop(r);
+}
+
+/* Without XWQE in EXTCTRL the QP's SQ entries stay PG332's 64 bytes. */
+static void test_xwqe_off(void)
+{
+    Rig *r = xwqe_pair(ERNIC_EXT_F_MR, 0);
+    uint8_t *p = put_pattern(r, XS_A, 3000, 4);
+
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE, XS_A, 3000,
+         MR_VA, RKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    g_free(p);
+    rig_stop(r);
+}
+
 /* A fast-registration entry of device 1, mapped (valid) or not. */
 static void fr_entry(Rig *r, uint32_t state, uint32_t acc, uint32_t pd)
 {
@@ -1045,6 +1187,10 @@ int main(int argc, char **argv)
               ARRAY_SIZE(rx_refusals), sizeof(rx_refusals[0]),
               test_rxwqe_refused);
     qtest_add_func("/ernic/ext/rxwqe/off", test_rxwqe_off);
+    qtest_add_func("/ernic/ext/xwqe/gather-scatter", test_xwqe);
+    add_cases("/ernic/ext/xwqe/refused", x_refusals, ARRAY_SIZE(x_refusals),
+              sizeof(x_refusals[0]), test_xwqe_refused);
+    qtest_add_func("/ernic/ext/xwqe/off", test_xwqe_off);
     qtest_add_func("/ernic/ext/rinv/invalidate", test_rinv);
     add_cases("/ernic/ext/rinv/refused", inv_refusals,
               ARRAY_SIZE(inv_refusals), sizeof(inv_refusals[0]),

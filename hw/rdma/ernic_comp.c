@@ -557,8 +557,10 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
     }
 
     /* idx < npkts and paylen == expect_len: within the WQE's buffer. */
-    if (!ernic_dma_write(c, e->laddr + (uint64_t)idx * pmtu, pkt->payload,
-                         pkt->paylen)) {
+    if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, (uint64_t)idx * pmtu,
+                                  NULL, pkt->payload, pkt->paylen) :
+          ernic_dma_write(c, e->laddr + (uint64_t)idx * pmtu, pkt->payload,
+                          pkt->paylen))) {
         ernic_comp_dma_fault(c, qpn, "READ response data");
         return;
     }

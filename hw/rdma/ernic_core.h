@@ -42,6 +42,27 @@
 /* Frames held for internal loopback before further ones are dropped. */
 #define ERNIC_LOOPBACK_MAX  4096
 
+
+/*
+ * An access through a memory region, checked once (ernic_mr.c): for a
+ * contiguous region @addr is the bus address of its first byte; for a
+ * paged one (@pbl set) it is the offset of that byte from the start of
+ * the first page, translated through the page list at each DMA.
+ */
+typedef struct ErnicMrAccess {
+    uint64_t addr;
+    uint64_t pbl;
+    uint32_t npages;
+    uint8_t shift;
+    bool paged;                 /* pbl is a page list (it may be at 0) */
+} ErnicMrAccess;
+
+/* An SGE of an ERNIC-X WQE, its L_Key checked when sampled. */
+typedef struct ErnicSge {
+    ErnicMrAccess a;
+    uint32_t len;
+} ErnicSge;
+
 /* A WQE taken from the SQ and not yet completed (requester state). */
 typedef struct ErnicOsq {
     uint16_t slot;
@@ -59,30 +80,12 @@ typedef struct ErnicOsq {
     uint32_t rkey;
     uint32_t imm;
     uint8_t sdata[ERNIC_WQE_SDATA_MAX];
+    uint8_t nsge;               /* ERNIC-X keyed SGEs, 0: LADDR */
+    ErnicSge sge[ERNIC_XWQE_SGES];
     uint32_t read_pkts;         /* READ: response packets received */
     uint32_t read_base;         /* READ: first packet last asked for */
     uint32_t read_reask;        /* READ: read_pkts + 1 when re-asked */
 } ErnicOsq;
-
-/*
- * An access through a memory region, checked once (ernic_mr.c): for a
- * contiguous region @addr is the bus address of its first byte; for a
- * paged one (@pbl set) it is the offset of that byte from the start of
- * the first page, translated through the page list at each DMA.
- */
-typedef struct ErnicMrAccess {
-    uint64_t addr;
-    uint64_t pbl;
-    uint32_t npages;
-    uint8_t shift;
-    bool paged;                 /* pbl is a page list (it may be at 0) */
-} ErnicMrAccess;
-
-/* An SGE of an ERNIC-X receive WQE, its L_Key checked when sampled. */
-typedef struct ErnicRxSge {
-    ErnicMrAccess a;
-    uint32_t len;
-} ErnicRxSge;
 
 /* An entry of ERNIC-X's extended MR table (docs/extension.md). */
 typedef struct ErnicExtMr {
@@ -176,7 +179,7 @@ typedef struct ErnicQP {
     bool rx_inv;                /* ... and invalidated its IETH's key */
     bool rx_wqe;                /* the slot is an ERNIC-X receive WQE */
     uint8_t rx_status;          /* its metadata status */
-    ErnicRxSge rx_sge[ERNIC_RWQE_SGES];
+    ErnicSge rx_sge[ERNIC_RWQE_SGES];
     ErnicMrAccess wr_mr;        /* the current WRITE's target */
     uint64_t wr_off;            /* offset of its next byte in wr_mr */
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
@@ -366,11 +369,18 @@ void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
  * 0 and @a filled, or the PG332 FATAL code (0x15, 0x16, 0x17).
  */
 uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
-                             uint64_t va, uint64_t len, ErnicMrAccess *a);
+                             uint64_t va, uint64_t len, uint32_t need,
+                             ErnicMrAccess *a);
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
                              ErnicMrAccess *a);
 /* DMA at offset @off of a checked access; false on a DMA error. */
+uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
+                        unsigned n, uint32_t need, ErnicSge *sge,
+                        bool *key_bad);
+bool ernic_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                   uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
+                   uint32_t len);
 bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
                    void *buf, uint32_t len);
 bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
@@ -392,6 +402,7 @@ bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
                        const ErnicPkt *pkt, uint32_t len);
 uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr);
 bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
                         const uint8_t *buf, uint32_t len);

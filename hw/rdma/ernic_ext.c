@@ -335,23 +335,16 @@ bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint8_t w[ERNIC_RWQE_SIZE];
-    uint64_t total = 0;
+    uint64_t total;
+    bool bad;
 
     if (!ernic_dma_read(c, addr, w, sizeof(w))) {
         return false;
     }
-    for (int i = 0; i < ERNIC_RWQE_SGES; i++) {
-        const uint8_t *s = &w[i * ERNIC_SGE_SIZE];
-        ErnicRxSge *g = &qp->rx_sge[i];
-
-        g->len = ldl_le_p(s + ERNIC_SGE_LEN);
-        if (g->len &&
-            ernic_mr_check_lkey(c, qpn, ldl_le_p(s + ERNIC_SGE_LKEY),
-                                ldq_le_p(s + ERNIC_SGE_ADDR), g->len,
-                                &g->a)) {
-            qp->rx_status = ERNIC_RXMETA_ST_PROT;
-        }
-        total += g->len;
+    total = ernic_sge_take(c, qpn, w, ERNIC_RWQE_SGES,
+                           ERNIC_MRACC_LOCAL_WRITE, qp->rx_sge, &bad);
+    if (bad) {
+        qp->rx_status = ERNIC_RXMETA_ST_PROT;
     }
     qp->rq_size = MIN(total, UINT32_MAX);
     return true;
@@ -364,25 +357,16 @@ bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
 bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
                         const uint8_t *buf, uint32_t len)
 {
-    ErnicQP *qp = &c->qp[qpn];
+    return ernic_sge_dma(c, c->qp[qpn].rx_sge, ERNIC_RWQE_SGES, off, NULL,
+                         buf, len);
+}
 
-    for (int i = 0; i < ERNIC_RWQE_SGES && len; i++) {
-        const ErnicRxSge *g = &qp->rx_sge[i];
-        uint32_t n;
-
-        if (off >= g->len) {
-            off -= g->len;
-            continue;
-        }
-        n = MIN(len, g->len - off);
-        if (!ernic_mr_write(c, &g->a, off, buf, n)) {
-            return false;
-        }
-        buf += n;
-        len -= n;
-        off = 0;
-    }
-    return true;
+/* Are QP @qpn's SQ entries 128-byte WQEs with keyed SGEs? */
+bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn)
+{
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_XWQE) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_XWQE);
 }
 
 void ernic_ext_reset(ErnicCore *c)

@@ -94,7 +94,7 @@ static uint16_t ernic_mr_check_ext(ErnicCore *c, uint32_t qpn, uint32_t rkey,
     }
     key_bad = mr->state != ERNIC_MR_VALID || mr->key != (rkey & 0xff) ||
               mr->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
-              !(mr->acc & need);
+              (need && !(mr->acc & need));
     range_bad = !ernic_mr_in_range(va, len, mr->iova, mr->len, &off);
     if (key_bad || range_bad) {
         trace_ernic_mr_refused(qpn, rkey, va, len, write);
@@ -127,13 +127,15 @@ uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
 }
 
 /*
- * An L_Key of an ERNIC-X receive WQE, for @len bytes at @va to be written
- * (docs/extension.md, "Receive WQEs"): 0 names bus addresses (the
- * reserved L_Key); any other key needs an entry of the extended table
- * with local write. Returns 0 or a FATAL code, as for an R_Key.
+ * An L_Key of an ERNIC-X WQE for @len bytes at @va (docs/extension.md,
+ * "Receive WQEs", "Keyed SGEs"): 0 names bus addresses (the reserved
+ * L_Key); any other key needs an entry of the extended table with the
+ * access bits @need (local write where the device writes; none beyond
+ * the PD where it reads). Returns 0 or a FATAL code, as for an R_Key.
  */
 uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
-                             uint64_t va, uint64_t len, ErnicMrAccess *a)
+                             uint64_t va, uint64_t len, uint32_t need,
+                             ErnicMrAccess *a)
 {
     if (!lkey && va + len - 1 >= va) {
         memset(a, 0, sizeof(*a));
@@ -144,8 +146,7 @@ uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
         trace_ernic_mr_refused(qpn, lkey, va, len, true);
         return ERNIC_FATAL_RKEY;
     }
-    return ernic_mr_check_ext(c, qpn, lkey, va, len,
-                              ERNIC_MRACC_LOCAL_WRITE, a);
+    return ernic_mr_check_ext(c, qpn, lkey, va, len, need, a);
 }
 
 /* The bus address of byte @pos of a paged access; false if none. */
@@ -204,4 +205,60 @@ bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
                     const void *buf, uint32_t len)
 {
     return ernic_mr_dma(c, a, off, NULL, buf, len);
+}
+
+/*
+ * Sample @n SGEs of 16 bytes at @w ({address, length, L_Key}) into @sge,
+ * each key checked once for @need. Returns the bytes they hold; sets
+ * *@key_bad when a key failed.
+ */
+uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
+                        unsigned n, uint32_t need, ErnicSge *sge,
+                        bool *key_bad)
+{
+    uint64_t total = 0;
+
+    *key_bad = false;
+    for (unsigned i = 0; i < n; i++) {
+        const uint8_t *s = &w[i * ERNIC_SGE_SIZE];
+
+        memset(&sge[i], 0, sizeof(sge[i]));
+        sge[i].len = ldl_le_p(s + ERNIC_SGE_LEN);
+        if (sge[i].len &&
+            ernic_mr_check_lkey(c, qpn, ldl_le_p(s + ERNIC_SGE_LKEY),
+                                ldq_le_p(s + ERNIC_SGE_ADDR), sge[i].len,
+                                need, &sge[i].a)) {
+            *key_bad = true;
+        }
+        total += sge[i].len;
+    }
+    return total;
+}
+
+/*
+ * DMA of @len bytes at offset @off of the message that @n sampled SGEs
+ * hold, in order: into @rbuf, or from @wbuf. The caller has checked that
+ * they hold that much. False when a DMA failed.
+ */
+bool ernic_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                   uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
+                   uint32_t len)
+{
+    for (unsigned i = 0; i < n && len; i++) {
+        uint32_t k;
+
+        if (off >= sge[i].len) {
+            off -= sge[i].len;
+            continue;
+        }
+        k = MIN(len, sge[i].len - off);
+        if (!ernic_mr_dma(c, &sge[i].a, off, rbuf, wbuf, k)) {
+            return false;
+        }
+        rbuf = rbuf ? rbuf + k : NULL;
+        wbuf = wbuf ? wbuf + k : NULL;
+        len -= k;
+        off = 0;
+    }
+    return !len;
 }

@@ -56,17 +56,49 @@ static uint32_t ernic_npkts(uint32_t len, uint32_t pmtu)
     return len ? DIV_ROUND_UP(len, pmtu) : 1;
 }
 
+/*
+ * ERNIC-X keyed SGEs of the WQE @wqe (docs/extension.md, "Keyed SGEs"):
+ * sampled, their L_Keys checked once; the message is their bytes. False
+ * when the count or a key is refused: FATAL 0x05, as for a bad WQE.
+ */
+static bool ernic_req_take_sges(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+                                const uint8_t *wqe)
+{
+    uint8_t n = wqe[ERNIC_XWQE_NSGE];
+    uint64_t total;
+    bool bad = n > ERNIC_XWQE_SGES;
+
+    if (!n) {
+        return true;
+    }
+    if (!bad) {
+        total = ernic_sge_take(c, qpn, &wqe[ERNIC_XWQE_SGE], n,
+                               e->opcode == ERNIC_OP_READ ?
+                               ERNIC_MRACC_LOCAL_WRITE : 0, e->sge, &bad);
+        e->nsge = n;
+        e->len = MIN(total, UINT32_MAX);
+    }
+    if (bad) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u: %u SGEs, or an "
+                      "L_Key refused: FATAL\n", qpn, e->slot, n);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+    }
+    return !bad;
+}
+
 /* Take the WQE at sq_next into the outstanding queue. */
 static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint64_t sqba = ernic_qp_addr(c, qpn, ERNIC_SQBA, ERNIC_SQBAMSB);
-    uint64_t addr = sqba + (uint64_t)qp->sq_next * ERNIC_WQE_SIZE;
-    uint8_t wqe[ERNIC_WQE_SIZE];
+    bool xwqe = ernic_ext_xwqe_on(c, qpn);
+    uint32_t wsize = xwqe ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE;
+    uint64_t addr = sqba + (uint64_t)qp->sq_next * wsize;
+    uint8_t wqe[ERNIC_XWQE_SIZE];
     ErnicOsq *e;
     uint32_t psn;
 
-    if (!ernic_dma_read(c, addr, wqe, sizeof(wqe))) {
+    if (!ernic_dma_read(c, addr, wqe, wsize)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE fetch from 0x%"
                       PRIx64 " failed\n", qpn, addr);
         ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
@@ -119,6 +151,9 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         e->error = e->done = true;
         ernic_core_raise(c, ERNIC_INT_ILLEGAL_OPCODE);
         return true;
+    }
+    if (xwqe && !ernic_req_take_sges(c, qpn, e, wqe)) {
+        return false;
     }
     if (e->len > ERNIC_WQE_LEN_MAX) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u length %u is "
@@ -287,10 +322,13 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         p += ERNIC_IMMDT_LEN;
     }
     if (paylen) {
-        if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX) {
+        if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX &&
+            !e->nsge) {
             /* PG332 Table 2-1: SDATA carries SEND data of up to 16 B. */
             memcpy(p, e->sdata, paylen);
-        } else if (!ernic_dma_read(c, e->laddr + off, p, paylen)) {
+        } else if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, off, p,
+                                             NULL, paylen) :
+                     ernic_dma_read(c, e->laddr + off, p, paylen))) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u read of WQE data at "
                           "0x%" PRIx64 " failed\n", qpn, e->laddr + off);
             ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);

@@ -36,10 +36,12 @@
 #define ERNIC_EXT_F_FRWR                (1u << 1)   /* REG_MR, LOCAL_INV */
 #define ERNIC_EXT_F_RXMETA              (1u << 2)   /* receive metadata */
 #define ERNIC_EXT_F_RINV                (1u << 3)   /* remote invalidation */
+#define ERNIC_EXT_F_XWQE                (1u << 4)   /* keyed SGEs */
 #define ERNIC_EXT_F_RXWQE               (1u << 5)   /* receive WQEs */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
+                                         ERNIC_EXT_F_XWQE | \
                                          ERNIC_EXT_F_RXWQE)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV)
@@ -50,7 +52,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0000002f, 0x0000002f, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0000003f, 0x0000003f, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -82,7 +84,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00000009, 0x00000009, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x0000000b, 0x0000000b, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
@@ -94,7 +96,18 @@ enum {
 
 /* EXTQPCONFi */
 #define ERNIC_EXTQPCONF_RXMETA          (1u << 0)
+#define ERNIC_EXTQPCONF_XWQE            (1u << 1)   /* 128-byte SQ WQEs */
 #define ERNIC_EXTQPCONF_RXWQE           (1u << 3)   /* with RXMETA */
+
+/*
+ * Keyed SGEs (feature XWQE): a 128-byte SQ entry, the PG332 WQE in bytes
+ * 0-63 with the SGE count in byte 2, and four SGEs in bytes 64-127 (the
+ * layout of a receive WQE's). A count of 0 uses LADDR and LENGTH.
+ */
+#define ERNIC_XWQE_SIZE                 128
+#define ERNIC_XWQE_NSGE                 2
+#define ERNIC_XWQE_SGE                  64
+#define ERNIC_XWQE_SGES                 4
 
 /*
  * Receive WQEs (feature RXWQE): each RQ slot is 64 bytes, four SGEs of
