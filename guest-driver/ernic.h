@@ -132,6 +132,8 @@ struct ernic_qp {
 	dma_addr_t cqe_dma;
 	u32 sq_depth;
 	u32 sq_wqes_per_wr;		/* SQ slots kept for each send WR */
+	bool xwqe;			/* ERNIC-X: 128-byte WQEs, keyed SGEs */
+	u32 wqe_size;			/* SQ entry: 64, or 128 with xwqe */
 	u32 sq_pi;			/* next slot to post */
 	u32 sq_ci;			/* next slot to complete */
 	struct ernic_swqe *swqe;

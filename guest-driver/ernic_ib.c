@@ -36,7 +36,8 @@ static int ernic_query_device(struct ib_device *ibdev,
 	a->max_qp_wr = ERNIC_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
 	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
-	a->max_send_sge = 1;			/* PG332 Table 2-1: one LADDR */
+	/* PG332 Table 2-1: one LADDR; ERNIC-X keyed SGEs: four. */
+	a->max_send_sge = dev->ext & ERNIC_EXT_F_XWQE ? ERNIC_XWQE_SGES : 1;
 	a->max_recv_sge = ERNIC_MAX_RECV_SGE;
 	a->max_sge_rd = ERNIC_MAX_RW_SGE;	/* a WQE per SGE */
 	a->max_cq = dev->num_qp * 2;

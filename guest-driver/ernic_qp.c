@@ -261,7 +261,7 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
 
-	qp->sq = dma_alloc_coherent(d, qp->sq_depth * ERNIC_WQE_SIZE,
+	qp->sq = dma_alloc_coherent(d, qp->sq_depth * qp->wqe_size,
 				    &qp->sq_dma, GFP_KERNEL);
 	qp->cqe = dma_alloc_coherent(d, qp->sq_depth * ERNIC_CQE_SIZE,
 				     &qp->cqe_dma, GFP_KERNEL);
@@ -294,7 +294,7 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 	struct device *d = &qp->dev->pdev->dev;
 
 	if (qp->sq)
-		dma_free_coherent(d, qp->sq_depth * ERNIC_WQE_SIZE, qp->sq,
+		dma_free_coherent(d, qp->sq_depth * qp->wqe_size, qp->sq,
 				  qp->sq_dma);
 	if (qp->cqe)
 		dma_free_coherent(d, qp->sq_depth * ERNIC_CQE_SIZE, qp->cqe,
@@ -339,6 +339,7 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 upper_32_bits(qp->meta_dma));
 	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_EXTQPCONF,
 		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
+		 (qp->xwqe ? ERNIC_EXTQPCONF_XWQE : 0) |
 		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0));
 }
 
@@ -395,7 +396,9 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * A READ or WRITE takes a WQE per SGE, so the SQ keeps that many
 	 * for each WR the consumer asked for.
 	 */
-	qp->sq_wqes_per_wr = gsi ? 1 : max(cap->max_send_sge, 1u);
+	qp->xwqe = !gsi && (dev->ext & ERNIC_EXT_F_XWQE);
+	qp->wqe_size = qp->xwqe ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE;
+	qp->sq_wqes_per_wr = gsi || qp->xwqe ? 1 : max(cap->max_send_sge, 1u);
 	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr *
 					      qp->sq_wqes_per_wr + 1, 4u));
 	qp->rq_depth = roundup_pow_of_two(max(cap->max_recv_wr + 1, 4u));
@@ -721,6 +724,7 @@ int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_wr = (qp->sq_depth - 1) / qp->sq_wqes_per_wr;
 	attr->cap.max_recv_wr = qp->rq_depth - 1;
 	attr->cap.max_send_sge = qp->qpn == ERNIC_QP_GSI ? ERNIC_GSI_SEND_SGE :
+				 qp->xwqe ? ERNIC_XWQE_SGES :
 				 qp->sq_wqes_per_wr;
 	attr->cap.max_recv_sge = ERNIC_MAX_RECV_SGE;
 	attr->cap.max_inline_data = qp->qpn == ERNIC_QP_GSI ? 0 :

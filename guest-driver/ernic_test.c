@@ -961,6 +961,23 @@ static void et_client_sg(struct et_conn *c)
 	bad = et_verify(flat, ET_SG_LEN, seed);
 	et_check(!st && !bad, "READ into 4 SGEs, %u B (wc %d, first bad byte %d)",
 		 ET_SG_LEN, st, (int)bad - 1);
+
+	if (c->id->device->attrs.max_send_sge < ARRAY_SIZE(et_sg_len)) {
+		pr_info("ernic_test: SEND of 4 SGEs: the device gathers 1, skipped\n");
+		return;
+	}
+	seed = get_random_u32();
+	et_fill(flat, ET_SG_LEN, seed);
+	et_sg_copy(c, flat, false);
+	st = et_send_msg(c, ET_EXPECT, ET_SG_LEN, seed, ET_PLAIN) ?:
+	     et_do_sg(c, IB_WR_SEND);
+	if (!st) {
+		struct et_msg m;
+
+		st = et_recv(c, &m, NULL) ?: be32_to_cpu(m.status);
+	}
+	et_check(!st, "SEND gathering 4 SGEs, %u B, checked by the server (status %d)",
+		 ET_SG_LEN, st);
 }
 
 static void et_client_data(struct et_conn *c)

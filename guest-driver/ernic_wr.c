@@ -140,13 +140,14 @@ static bool ernic_op_is_rw(u8 op)
  * remote offsets (docs/driver.md, "Scatter/gather"); a SEND is one WQE
  * and one local buffer, or up to 16 bytes gathered into SDATA.
  */
-static u32 ernic_rc_slots(const struct ib_send_wr *wr, u8 op)
+static u32 ernic_rc_slots(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			  u8 op)
 {
 	u32 n = 0;
 	int i;
 
-	if (!ernic_op_is_rw(op))
-		return 1;	/* a SEND, REG_MR or LOCAL_INV */
+	if (!ernic_op_is_rw(op) || qp->xwqe)
+		return 1;	/* a SEND, REG_MR, LOCAL_INV or keyed SGEs */
 	for (i = 0; i < wr->num_sge; i++)
 		n += wr->sg_list[i].length != 0;
 	return max(n, 1u);
@@ -170,7 +171,8 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	if (send && !len)
 		return -EINVAL;
 	/* A SEND has one local buffer, or up to 16 bytes of SDATA. */
-	if (send && wr->num_sge > 1 && len > ERNIC_WQE_SDATA_MAX)
+	if (send && wr->num_sge > 1 && len > ERNIC_WQE_SDATA_MAX &&
+	    !qp->xwqe)
 		return -EINVAL;
 	if ((wr->send_flags & IB_SEND_INLINE) &&
 	    (!send || len > ERNIC_WQE_SDATA_MAX))
@@ -178,10 +180,10 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-static void ernic_fill_wqe(u8 *w, u32 slot, u8 op, u64 laddr, u32 len,
-			   u64 raddr, u32 rtag)
+static void ernic_fill_wqe(u8 *w, u32 size, u32 slot, u8 op, u64 laddr,
+			   u32 len, u64 raddr, u32 rtag)
 {
-	memset(w, 0, ERNIC_WQE_SIZE);
+	memset(w, 0, size);
 	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
 	put_unaligned_le64(len ? laddr : 0, w + ERNIC_WQE_LADDR);
 	put_unaligned_le32(len, w + ERNIC_WQE_LENGTH);
@@ -190,23 +192,43 @@ static void ernic_fill_wqe(u8 *w, u32 slot, u8 op, u64 laddr, u32 len,
 	put_unaligned_le32(rtag, w + ERNIC_WQE_RTAG);
 }
 
+/* ERNIC-X keyed SGEs: the WR's SGEs, L_Keys included, in the WQE. */
+static void ernic_put_sges(u8 *w, const struct ib_send_wr *wr)
+{
+	int i;
+
+	w[ERNIC_XWQE_NSGE] = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		u8 *g = w + ERNIC_XWQE_SGE + i * ERNIC_SGE_SIZE;
+
+		put_unaligned_le64(wr->sg_list[i].addr, g + ERNIC_SGE_ADDR);
+		put_unaligned_le32(wr->sg_list[i].length, g + ERNIC_SGE_LEN);
+		put_unaligned_le32(wr->sg_list[i].lkey, g + ERNIC_SGE_LKEY);
+	}
+}
+
 /* A SEND, SEND with Immediate or with Invalidate: one WQE. */
 static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
 			      u8 op, u32 slot)
 {
-	u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
+	u8 *w = qp->sq + slot * qp->wqe_size;
 	u32 len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	u32 rtag = wr->opcode == IB_WR_SEND_WITH_INV ?
 		   wr->ex.invalidate_rkey : 0;
 
-	ernic_fill_wqe(w, slot, op, wr->num_sge ? wr->sg_list[0].addr : 0, len,
-		       0, rtag);
-	/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
-	if (len <= ERNIC_WQE_SDATA_MAX &&
-	    ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA, wr->sg_list,
-				 wr->num_sge, wr->send_flags & IB_SEND_INLINE,
-				 ERNIC_WQE_SDATA_MAX) < 0)
+	ernic_fill_wqe(w, qp->wqe_size, slot, op,
+		       wr->num_sge ? wr->sg_list[0].addr : 0, len, 0, rtag);
+	if (qp->xwqe && !(wr->send_flags & IB_SEND_INLINE)) {
+		/* The device gathers the SGEs: no CPU copy. */
+		ernic_put_sges(w, wr);
+	} else if (len <= ERNIC_WQE_SDATA_MAX &&
+		   ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA,
+					wr->sg_list, wr->num_sge,
+					wr->send_flags & IB_SEND_INLINE,
+					ERNIC_WQE_SDATA_MAX) < 0) {
+		/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
 		return -EINVAL;
+	}
 	if (wr->opcode == IB_WR_SEND_WITH_IMM)
 		put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
 				   w + ERNIC_WQE_IMMDT);
@@ -226,16 +248,31 @@ static void ernic_post_rc_rw(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	u32 k = 0;
 	int i;
 
+	if (qp->xwqe) {
+		/* ERNIC-X keyed SGEs: the whole WR in one WQE. */
+		u8 *w = qp->sq + slot * qp->wqe_size;
+
+		ernic_fill_wqe(w, qp->wqe_size, slot, op, 0, 0, raddr,
+			       rw->rkey);
+		ernic_put_sges(w, wr);
+		if (op == ERNIC_OP_WRITE_IMM)
+			put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
+					   w + ERNIC_WQE_IMMDT);
+		qp->swqe[slot].last = true;
+		return;
+	}
+
 	for (i = 0; k < nslots; i++) {
 		const struct ib_sge *sg = i < wr->num_sge ? &wr->sg_list[i] :
 							     NULL;
 		u32 len = sg ? sg->length : 0;
 		bool last = k + 1 == nslots;
-		u8 *w = qp->sq + slot * ERNIC_WQE_SIZE;
+		u8 *w = qp->sq + slot * qp->wqe_size;
 
 		if (!len && !last)
 			continue;
-		ernic_fill_wqe(w, slot, op == ERNIC_OP_WRITE_IMM && !last ?
+		ernic_fill_wqe(w, qp->wqe_size, slot,
+			       op == ERNIC_OP_WRITE_IMM && !last ?
 			       ERNIC_OP_WRITE : op, sg ? sg->addr : 0, len,
 			       raddr, rw->rkey);
 		if (last && op == ERNIC_OP_WRITE_IMM)
@@ -261,7 +298,7 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 		ret = ernic_check_rc_wr(qp, wr, op);
 	if (ret)
 		return ret;
-	nslots = ernic_rc_slots(wr, op);
+	nslots = ernic_rc_slots(qp, wr, op);
 	if (nslots > (qp->sq_ci + qp->sq_depth - slot - 1) % qp->sq_depth)
 		return -ENOMEM;
 	last = (slot + nslots - 1) % qp->sq_depth;
@@ -270,7 +307,7 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	if (ernic_op_is_rw(op)) {
 		ernic_post_rc_rw(qp, wr, op, slot, nslots);
 	} else if (ernic_op_is_local(op)) {
-		ret = ernic_fill_local_wqe(wr, qp->sq + slot * ERNIC_WQE_SIZE,
+		ret = ernic_fill_local_wqe(wr, qp->sq + slot * qp->wqe_size,
 					   slot);
 		if (ret)
 			return ret;
@@ -390,7 +427,7 @@ static int ernic_post_gsi_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 
 	if ((slot + 1) % qp->sq_depth == qp->sq_ci)
 		return -ENOMEM;
-	ret = ernic_build_gsi_frame(qp, wr, qp->sq + slot * ERNIC_WQE_SIZE, s,
+	ret = ernic_build_gsi_frame(qp, wr, qp->sq + slot * qp->wqe_size, s,
 				    slot);
 	if (ret)
 		return ret;
