@@ -350,8 +350,9 @@ static void act_ext_qp(Fuzz *z, int dev)
     wr(z->r, dev, x + ERNIC_RXMETABA, ba);
     wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
     wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
-       PICK(z, ERNIC_EXTQPCONF_RXMETA,
-            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE) : any_val(z));
+       PICK(z, ERNIC_EXTQPCONF_RXMETA, ERNIC_EXTQPCONF_XWQE,
+            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+            ERNIC_EXTQPCONF_XWQE) : any_val(z));
     qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
 }
 
@@ -373,7 +374,8 @@ static void act_ext(Fuzz *z)
         val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
                                    ERNIC_EXT_F_FRWR, ERNIC_EXT_F_RXMETA,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_RINV,
-                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE) :
+                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
