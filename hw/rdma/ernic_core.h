@@ -42,7 +42,6 @@
 /* Frames held for internal loopback before further ones are dropped. */
 #define ERNIC_LOOPBACK_MAX  4096
 
-
 /*
  * An access through a memory region, checked once (ernic_mr.c): for a
  * contiguous region @addr is the bus address of its first byte; for a
