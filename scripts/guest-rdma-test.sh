@@ -29,8 +29,11 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
 port=$("$ERNIC_PYTHON" -c 'import socket; s = socket.socket()
 s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 stream="stream,id=n0,addr.type=inet,addr.host=127.0.0.1,addr.port=$port"
-# The consoles stay in WORKDIR/guest for a look after a failure.
-tmp=$work/guest/rdma
+# The consoles stay in WORKDIR/guest for a look after a failure, in a
+# directory of their own per device options: meson runs guest-rdma and
+# guest-rdma-ext-off at the same time.
+opts_tag=${ERNIC_DEV_OPTS:+-${ERNIC_DEV_OPTS//[^a-zA-Z0-9]/_}}
+tmp=$work/guest/rdma$opts_tag
 mkdir -p "$tmp"
 
 opts=${ERNIC_DEV_OPTS:+,$ERNIC_DEV_OPTS}
