@@ -192,19 +192,23 @@ static void ernic_fill_wqe(u8 *w, u32 size, u32 slot, u8 op, u64 laddr,
 	put_unaligned_le32(rtag, w + ERNIC_WQE_RTAG);
 }
 
-/* ERNIC-X keyed SGEs: the WR's SGEs, L_Keys included, in the WQE. */
-static void ernic_put_sges(u8 *w, const struct ib_send_wr *wr)
+/* ERNIC-X SGEs {address, length, L_Key} at @g (docs/extension.md). */
+static void ernic_put_sge_list(u8 *g, const struct ib_sge *sg, int n)
 {
 	int i;
 
-	w[ERNIC_XWQE_NSGE] = wr->num_sge;
-	for (i = 0; i < wr->num_sge; i++) {
-		u8 *g = w + ERNIC_XWQE_SGE + i * ERNIC_SGE_SIZE;
-
-		put_unaligned_le64(wr->sg_list[i].addr, g + ERNIC_SGE_ADDR);
-		put_unaligned_le32(wr->sg_list[i].length, g + ERNIC_SGE_LEN);
-		put_unaligned_le32(wr->sg_list[i].lkey, g + ERNIC_SGE_LKEY);
+	for (i = 0; i < n; i++, g += ERNIC_SGE_SIZE) {
+		put_unaligned_le64(sg[i].addr, g + ERNIC_SGE_ADDR);
+		put_unaligned_le32(sg[i].length, g + ERNIC_SGE_LEN);
+		put_unaligned_le32(sg[i].lkey, g + ERNIC_SGE_LKEY);
 	}
+}
+
+/* ERNIC-X keyed SGEs: the WR's SGEs, L_Keys included, in the WQE. */
+static void ernic_put_sges(u8 *w, const struct ib_send_wr *wr)
+{
+	w[ERNIC_XWQE_NSGE] = wr->num_sge;
+	ernic_put_sge_list(w + ERNIC_XWQE_SGE, wr->sg_list, wr->num_sge);
 }
 
 /* A SEND, SEND with Immediate or with Invalidate: one WQE. */
@@ -465,7 +469,6 @@ out:
 	return ret;
 }
 
-/* Grant the device one more RQ buffer (RQCIi, PG332 p.43). */
 /*
  * ERNIC-X receive WQE of @wr in the slot the device fills next after the
  * ones granted so far: RQCIi grants slot RQCIi - 1 (the RQ starts full,
@@ -475,20 +478,14 @@ static void ernic_put_rwqe(struct ernic_qp *qp, const struct ib_recv_wr *wr)
 {
 	u32 slot = (qp->rq_ci + qp->rq_depth - 1) % qp->rq_depth;
 	u8 *w = qp->rq + slot * ERNIC_RWQE_SIZE;
-	int i;
 
 	memset(w, 0, ERNIC_RWQE_SIZE);
-	for (i = 0; i < wr->num_sge; i++) {
-		u8 *g = w + i * ERNIC_SGE_SIZE;
-
-		put_unaligned_le64(wr->sg_list[i].addr, g + ERNIC_SGE_ADDR);
-		put_unaligned_le32(wr->sg_list[i].length, g + ERNIC_SGE_LEN);
-		put_unaligned_le32(wr->sg_list[i].lkey, g + ERNIC_SGE_LKEY);
-	}
+	ernic_put_sge_list(w, wr->sg_list, wr->num_sge);
 	/* The WQE is visible before RQCIi grants it. */
 	wmb();
 }
 
+/* Grant the device one more RQ buffer (RQCIi, PG332 p.43). */
 static void ernic_rq_grant(struct ernic_qp *qp)
 {
 	qp->rq_ci = (qp->rq_ci + 1) % qp->rq_depth;
@@ -671,8 +668,8 @@ static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 }
 
 /* RC opcodes RDMA WRITE FIRST (0x06) .. WRITE ONLY with Immediate (0x0b). */
-#define ERNIC_OPC_WRITE_FIRST	0x06
-#define ERNIC_OPC_WRITE_LAST	0x0b
+#define ERNIC_OPC_WRITE_FIRST		0x06
+#define ERNIC_OPC_WRITE_ONLY_IMM	0x0b
 
 /*
  * An RC receive. With ERNIC-X receive metadata the slot's entry gives the
@@ -704,7 +701,7 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 		wc->ex.invalidate_rkey = data;
 	}
-	if (opc >= ERNIC_OPC_WRITE_FIRST && opc <= ERNIC_OPC_WRITE_LAST) {
+	if (opc >= ERNIC_OPC_WRITE_FIRST && opc <= ERNIC_OPC_WRITE_ONLY_IMM) {
 		wc->opcode = IB_WC_RECV_RDMA_WITH_IMM;
 		wc->byte_len = len;
 		return;

@@ -364,22 +364,24 @@ void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
 
 /* Memory regions (ernic_mr.c) */
 /*
- * Check an access of @len bytes at @va through R_Key @rkey for QP @qpn;
- * 0 and @a filled, or the PG332 FATAL code (0x15, 0x16, 0x17).
+ * Check an access of @len bytes at @va through R_Key @rkey (or an
+ * ERNIC-X L_Key) for QP @qpn; 0 and @a filled, or the PG332 FATAL code
+ * (0x15, 0x16, 0x17).
  */
-uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
-                             uint64_t va, uint64_t len, uint32_t need,
-                             ErnicMrAccess *a);
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
                              ErnicMrAccess *a);
-/* DMA at offset @off of a checked access; false on a DMA error. */
+uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
+                             uint64_t va, uint64_t len, uint32_t need,
+                             ErnicMrAccess *a);
+/* ERNIC-X SGEs: sampled and checked once, then DMA through them. */
 uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
                         unsigned n, uint32_t need, ErnicSge *sge,
                         bool *key_bad);
 bool ernic_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
                    uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
                    uint32_t len);
+/* DMA at offset @off of a checked access; false on a DMA error. */
 bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
                    void *buf, uint32_t len);
 bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,

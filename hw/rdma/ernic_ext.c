@@ -16,9 +16,33 @@ bool ernic_ext_on(ErnicCore *c, uint32_t feature)
     return c->mrt && (c->ext_regs[ERNIC_EXT_W(ERNIC_EXTCTRL)] & feature);
 }
 
-const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx)
+/* Entry @idx of the extended MR table, or NULL past its end. */
+static ErnicExtMr *ernic_ext_entry(ErnicCore *c, uint32_t idx)
 {
     return idx < c->mr_entries ? &c->mrt[idx] : NULL;
+}
+
+const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx)
+{
+    return ernic_ext_entry(c, idx);
+}
+
+/*
+ * The entry @key names, if QP @qpn may invalidate it (LOCAL_INV and
+ * remote invalidation alike): a mapped fast-registration entry of the
+ * QP's PD with @key's key byte. NULL otherwise.
+ */
+static ErnicExtMr *ernic_ext_fr_mapped(ErnicCore *c, uint32_t qpn,
+                                       uint32_t key)
+{
+    ErnicExtMr *m = ernic_ext_entry(c, key >> 8);
+
+    if (!m || m->state != ERNIC_MR_VALID || !(m->acc & ERNIC_MRACC_FRWR) ||
+        m->key != (key & 0xff) ||
+        m->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
+        return NULL;
+    }
+    return m;
 }
 
 static uint32_t ernic_ext_reg(ErnicCore *c, hwaddr off)
@@ -213,21 +237,16 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
     uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
     ErnicExtMr *m, n;
 
-    if ((e->rkey >> 8) >= c->mr_entries) {
-        return false;
-    }
-    m = &c->mrt[e->rkey >> 8];
-    if (m->pd != pd || !(m->acc & ERNIC_MRACC_FRWR)) {
-        return false;
-    }
     if (e->opcode == ERNIC_OP_LOCAL_INV) {
-        if (m->state != ERNIC_MR_VALID || m->key != (e->rkey & 0xff)) {
-            return false;
+        m = ernic_ext_fr_mapped(c, qpn, e->rkey);
+        if (m) {
+            m->state = ERNIC_MR_INVALID;
         }
-        m->state = ERNIC_MR_INVALID;
-        return true;
+        return m != NULL;
     }
-    if (m->state != ERNIC_MR_INVALID) {
+    m = ernic_ext_entry(c, e->rkey >> 8);
+    if (!m || m->pd != pd || !(m->acc & ERNIC_MRACC_FRWR) ||
+        m->state != ERNIC_MR_INVALID) {
         return false;
     }
     n = *m;
@@ -298,16 +317,14 @@ bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
  */
 uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
 {
-    uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
     ErnicExtMr *m;
 
     c->qp[qpn].rx_inv = false;
     if (!ernic_ext_on(c, ERNIC_EXT_F_RINV)) {
         return 0;
     }
-    m = (rkey >> 8) < c->mr_entries ? &c->mrt[rkey >> 8] : NULL;
-    if (!m || m->state != ERNIC_MR_VALID || !(m->acc & ERNIC_MRACC_FRWR) ||
-        m->key != (rkey & 0xff) || m->pd != pd) {
+    m = ernic_ext_fr_mapped(c, qpn, rkey);
+    if (!m) {
         return ERNIC_FATAL_RKEY;
     }
     m->state = ERNIC_MR_INVALID;
@@ -318,11 +335,10 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
 /* Are QP @qpn's RQ slots receive WQEs (with receive metadata)? */
 bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn)
 {
-    const uint32_t want = ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE;
-
     return ernic_ext_rx_meta_on(c, qpn) &&
            ernic_ext_on(c, ERNIC_EXT_F_RXWQE) &&
-           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] & want) == want;
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_RXWQE);
 }
 
 /*

@@ -474,14 +474,14 @@ static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
     if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_resp_take_slot(c, qpn, pkt)) {
         return false;
     }
-    if (pkt->paylen > qp->rq_size - qp->rq_off && qp->rx_wqe) {
-        ernic_resp_rx_error(c, qpn, pkt, ERNIC_RXMETA_ST_LEN);
-        return false;
-    }
     if (pkt->paylen > qp->rq_size - qp->rq_off) {
-        /* Longer than an RQ buffer (docs/engine.md). */
-        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                         ERNIC_FATAL_LENGTH, 0);
+        /* Longer than an RQ buffer (docs/engine.md) or its WQE's SGEs. */
+        if (qp->rx_wqe) {
+            ernic_resp_rx_error(c, qpn, pkt, ERNIC_RXMETA_ST_LEN);
+        } else {
+            ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                             ERNIC_FATAL_LENGTH, 0);
+        }
         return false;
     }
     code = (pkt->flags & ERNIC_OPF_IETH) ?
@@ -608,7 +608,6 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         /* The message's RQ slot: its metadata, then STATRQPIDBi. */
         uint32_t len = (f & ERNIC_OPF_SEND) ? qp->rq_off : qp->wr_off;
 
-        qp->rq_held = false;
         if (!ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, len) ||
             !ernic_rq_produce(c, qpn)) {
             ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
