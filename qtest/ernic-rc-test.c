@@ -692,6 +692,43 @@ static void test_validation_sequence(void)
 }
 
 /*
+ * Responses leave in the order of their requests (IBTA 9.5): the ACK of a
+ * SEND that follows a READ comes after every response of that READ. Both
+ * requests arrive in one read of the socket, before the READ's responses
+ * are sent; an ACK sent at once would acknowledge the READ's PSNs, which
+ * a requester takes for lost responses (an SRP target re-asked the same
+ * READs without end: docs/engine.md, "Response order").
+ */
+static void test_response_order(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[2 * FRAME_MAX + 8], a[FRAME_MAX], ext[16];
+    static const uint8_t want[] = { 0x0d, 0x0e, 0x0e, 0x0f, 0x11 };
+    size_t len, len2, alen;
+    uint32_t be;
+
+    connect_pair(r, &default_cfg);
+    put_pattern(r, DEV_BASE(1) + MR_OFF, 4096, 5);
+    len = inject_req(r, f + 4, 0x0c, PSN_A, reth(ext, MR_VA, RKEY, 4096),
+                     16, 0);
+    be = cpu_to_be32(len);
+    memcpy(f, &be, 4);
+    len2 = inject_req(r, f + 8 + len, 0x04, PSN_A + 4, NULL, 0, 8);
+    be = cpu_to_be32(len2);
+    memcpy(f + 4 + len, &be, 4);
+    g_assert_cmpint(send(r->d[1].fd, f, len + len2 + 8, 0), ==,
+                    len + len2 + 8);
+    for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
+        alen = wire_wait(r, 1, a);
+        g_assert_cmpuint(alen, >, F_BTH + 12);
+        g_assert_cmphex(a[F_BTH], ==, want[k]);
+        g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A + k);
+    }
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    rig_stop(r);
+}
+
+/*
  * QP1: whole MAD frames out, MADs with their headers in.
  */
 
@@ -1038,6 +1075,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/lossy", test_lossy);
     qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);
     qtest_add_func("/ernic/rc/rnr", test_rnr);
+    qtest_add_func("/ernic/rc/response-order", test_response_order);
     qtest_add_func("/ernic/validation/drops", test_validation_drops);
     qtest_add_func("/ernic/validation/sequence", test_validation_sequence);
     qtest_add_func("/ernic/gsi/mad", test_gsi_mad);

@@ -184,6 +184,10 @@ typedef struct ErnicQP {
     uint32_t wr_left;           /* bytes the current WRITE may still carry */
     bool nak_sent;              /* PSN sequence NAK sent, not yet recovered */
     bool ack_pending;           /* coalesced ACK owed (XRNICCONF[4:3]) */
+    bool ack_held;              /* an ACK/NAK waits for READ responses */
+    uint8_t held_synd;          /* ... its AETH syndrome, PSN and MSN */
+    uint32_t held_psn;
+    uint32_t held_msn;
     ErnicReadRes rd[ERNIC_READ_RES];
     uint32_t rd_head;
     uint32_t rd_count;          /* resources still being answered */

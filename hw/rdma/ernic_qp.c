@@ -72,7 +72,7 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     memset(&qp->wr_mr, 0, sizeof(qp->wr_mr));
     qp->wr_left = 0;
     qp->nak_sent = false;
-    qp->ack_pending = false;
+    qp->ack_pending = qp->ack_held = false;
     qp->rd_head = qp->rd_count = 0;
     memset(qp->rd_hist, 0, sizeof(qp->rd_hist));
 }
@@ -87,7 +87,7 @@ static void ernic_qp_stop(ErnicCore *c, uint32_t qpn)
     ErnicQP *qp = &c->qp[qpn];
 
     timer_del(qp->ack_timer);
-    qp->ack_pending = false;
+    qp->ack_pending = qp->ack_held = false;
     qp->rd_count = 0;
     ernic_comp_flush(c, qpn);
 }

@@ -30,9 +30,12 @@ static uint32_t ernic_resp_msn(ErnicCore *c, uint32_t qpn)
     return ernic_qp_reg(c, qpn, ERNIC_STATMSN) & ERNIC_PSN_MASK;
 }
 
-/* Send an ACK (syndrome 0x1f: no credit count, as rxe), NAK or RNR NAK. */
-static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
-                                uint32_t psn)
+/*
+ * Put an ACK (syndrome 0x1f: no credit count, as rxe), NAK or RNR NAK on
+ * the wire now, with AETH MSN @msn.
+ */
+static void ernic_resp_xmit_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
+                                uint32_t psn, uint32_t msn)
 {
     uint8_t f[ERNIC_MAX_HDR_LEN + ERNIC_ICRC_LEN];
     ErnicPath path;
@@ -41,7 +44,7 @@ static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
     ernic_qp_path(c, qpn, &path);
     end = ernic_wire_build(f, &path, IB_OPC_ACK, psn, false, ERNIC_AETH_LEN,
                            0);
-    ernic_wire_put_aeth(f + end, syndrome, ernic_resp_msn(c, qpn));
+    ernic_wire_put_aeth(f + end, syndrome, msn);
     end = ernic_wire_finish(f, end + ERNIC_AETH_LEN, 0, path.ipv6);
     trace_ernic_tx_ack(qpn, syndrome, psn);
 
@@ -65,6 +68,37 @@ static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
 }
 
 /*
+ * Send an ACK, NAK or RNR NAK. Responses leave in the order of their
+ * requests (IBTA 9.5): while READ responses are still to be sent, the ACK
+ * waits behind them (ernic_resp_run()), or an ACK or NAK for a later PSN
+ * would acknowledge READs whose responses the requester has not had, and
+ * it would ask for them again (docs/engine.md, "Response order"). Only the
+ * newest waits: ACKs are cumulative, and the READ responses before it
+ * acknowledge everything older. A NAK waiting is not replaced by a
+ * response for the same PSN (an RNR NAK keeps its timer meaning).
+ */
+static void ernic_resp_send_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
+                                uint32_t psn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if (!qp->rd_count) {
+        ernic_resp_xmit_ack(c, qpn, syndrome, psn, ernic_resp_msn(c, qpn));
+        return;
+    }
+    qp->ack_pending = false;
+    if (qp->ack_held &&
+        (qp->held_synd & IB_AETH_TYPE_MASK) != IB_AETH_ACK &&
+        ernic_psn_diff(psn, qp->held_psn) <= 0) {
+        return;
+    }
+    qp->ack_held = true;
+    qp->held_synd = syndrome;
+    qp->held_psn = psn;
+    qp->held_msn = ernic_resp_msn(c, qpn);
+}
+
+/*
  * A request error that PG332 Table 2-3/2-4 answers with NAK and FATAL.
  * @synd holds the Table 2-3 checks that failed, if any: the packet is
  * then logged in the error buffer too (docs/errors.md).
@@ -73,7 +107,8 @@ static void ernic_resp_fatal(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                              uint8_t nak, uint16_t code, uint32_t synd)
 {
     trace_ernic_rx_req_error(qpn, pkt->opcode, pkt->psn, code);
-    ernic_resp_send_ack(c, qpn, nak, pkt->psn);
+    /* At once: the QP stops, and its READ responses with it. */
+    ernic_resp_xmit_ack(c, qpn, nak, pkt->psn, ernic_resp_msn(c, qpn));
     ernic_net_rx_fatal(c, pkt, synd, qpn, code);
 }
 
@@ -699,7 +734,8 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
             trace_ernic_qp_dma_fault(qpn, "READ source data");
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of READ source "
                           "data failed: FATAL\n", qpn);
-            ernic_resp_send_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i);
+            ernic_resp_xmit_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i,
+                                r->msn);
             ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
             break;
         }
@@ -713,7 +749,14 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
             qp->rd_count--;
         }
     }
-    return qp->rd_count && !c->tx_blocked;
+    if (!qp->rd_count && qp->ack_held && *budget && !c->tx_blocked) {
+        /* The ACK or NAK that waited for these responses. */
+        (*budget)--;
+        qp->ack_held = false;
+        ernic_resp_xmit_ack(c, qpn, qp->held_synd, qp->held_psn,
+                            qp->held_msn);
+    }
+    return (qp->rd_count || qp->ack_held) && !c->tx_blocked;
 }
 
 /*
