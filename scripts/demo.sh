@@ -11,4 +11,4 @@ set -euo pipefail
 bdir=$ERNIC_ROOT/build
 "$ERNIC_ROOT/scripts/build.sh" "$bdir"
 "$ERNIC_ROOT/scripts/guest-rdma-test.sh" --summary "$bdir"
-"$ERNIC_ROOT/scripts/guest-nvmeof-test.sh" --summary "$bdir" ernic ernic 64
+"$ERNIC_ROOT/scripts/guest-ulp-test.sh" --summary "$bdir" nvmeof ernic ernic 64

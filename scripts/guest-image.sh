@@ -8,6 +8,8 @@
 #   FILEs (e.g. guest-driver/ernic.ko) are placed at / in the initramfs;
 #   kmod:PATH is the kernel's module kernel/PATH.ko (e.g.
 #   kmod:drivers/infiniband/core/ib_core), also placed at /.
+#   kdep:NAME is the kernel's module NAME with every module it needs,
+#   placed under /lib/modules with a modules.dep, for busybox modprobe.
 #   deb:PACKAGE is a Debian package (apt-get download, cached), unpacked
 #   into the initramfs root (e.g. rdma-core's libraries and tools).
 # prints: path of vmlinux, then path of the initramfs
@@ -41,8 +43,15 @@ if [ ! -f "$kdir/vmlinux" ]; then
     rm -f "$kdir"/linux-image-*.deb
 fi
 
+# modules.dep of the whole kernel, once: kdep: takes a module's line.
+moddir=$kdir/root/lib/modules/$abi-amd64
+if [ ! -f "$moddir/modules.dep" ]; then
+    /bin/busybox depmod -b "$kdir/root" "$abi-amd64"
+fi
+
 files=()
 debs=()
+kmods=()
 mkdir -p "$work/debs"
 for f in "${extra[@]}"; do
     case $f in
@@ -56,6 +65,12 @@ for f in "${extra[@]}"; do
             deb=$(ls "$work/debs/${pkg}"_*.deb | head -n 1)
         fi
         debs+=("$deb") ;;
+    kdep:*)
+        line=$(grep "/${f#kdep:}\.ko:" "$moddir/modules.dep") ||
+            die "guest image: no module ${f#kdep:}"
+        for m in ${line/:/}; do
+            kmods+=("$m")
+        done ;;
     kmod:*)
         files+=("$kdir/root/lib/modules/$abi-amd64/kernel/${f#kmod:}.ko") ;;
     *)
@@ -69,7 +84,8 @@ done
 name=$(basename "$init" .sh)
 initrd=$work/$name.cpio
 stale=0
-for f in "$init" /bin/busybox "${files[@]}" "${debs[@]}"; do
+for f in "$init" /bin/busybox "${files[@]}" "${debs[@]}" \
+         "${kmods[@]/#/$moddir/}"; do
     [ "$f" -nt "$initrd" ] && stale=1
 done
 if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
@@ -88,6 +104,13 @@ if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     for f in "${files[@]}"; do
         cp "$f" "$root/"
     done
+    for m in "${kmods[@]}"; do
+        mkdir -p "$root/lib/modules/$abi-amd64/${m%/*}"
+        cp "$moddir/$m" "$root/lib/modules/$abi-amd64/$m"
+    done
+    if [ ${#kmods[@]} -gt 0 ]; then
+        /bin/busybox depmod -b "$root" "$abi-amd64"
+    fi
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$initrd.tmp"
     mv "$initrd.tmp" "$initrd"
     rm -rf "$root"

@@ -7,7 +7,9 @@
 #                          $guest_append is added to the kernel command line
 #   guest_cmd VMLINUX INITRD APPEND [QEMU ARG...]
 #                          sets cmd: the QEMU command line of a guest
-#                          ($guest_mem MiB of RAM, 512 unless set)
+#                          ($guest_mem MiB of RAM, 512 unless set;
+#                          $ERNIC_GUEST_QEMU_ARGS is added, e.g. for
+#                          "-trace ernic_qp_fatal -D FILE")
 #   pair_transcript DIR A B
 #                          for two guests whose consoles are DIR/A and
 #                          DIR/B: sets out (both consoles, each line
@@ -43,6 +45,8 @@ guest_cmd() {
          -display none -serial stdio -no-reboot
          -kernel "$vmlinux" -initrd "$initrd"
          -append "console=ttyS0 panic=-1 quiet loglevel=3 $append" "$@")
+    # shellcheck disable=SC2206 # words of a command line, on purpose
+    cmd+=(${ERNIC_GUEST_QEMU_ARGS:-})
 }
 
 guest_boot() {

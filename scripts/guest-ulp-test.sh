@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Unmodified in-kernel RDMA consumers between two guests: NVMe over Fabrics
+# (nvmet-rdma / nvme-rdma), NFS over RDMA (svcrdma / rpcrdma, NFSv4.1) or
+# SRP (ib_srpt / ib_srp). Each side is ernic (this project's device and
+# driver) or Linux rxe over virtio-net; the two QEMUs are joined by an
+# AF_UNIX -netdev stream. The client writes MIB MiB of random data with
+# O_DIRECT, reads it back, compares SHA-256, connects again and reads
+# again; both sides check their kernel log (guest/init-ULP.sh).
+# usage: guest-ulp-test.sh [--check|--summary] WORKDIR ULP [SERVER CLIENT [MIB]]
+#   ULP: nvmeof, nfs or srp; SERVER, CLIENT: ernic (default) or rxe;
+#   MIB: 64 unless given
+#   --check: print TAP (for `meson test`) instead of the transcript
+#   --summary: print a short summary (the README's main command)
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/guest-lib.sh"
+
+summary=0
+if [ "${1:-}" = --summary ]; then
+    summary=1
+    shift
+    set -- --check "$@"
+fi
+guest_args "$1" "${2:-}"
+[ "$check" = 1 ] && shift
+shift
+ulp=${1:-}
+sdev=${2:-ernic}
+cdev=${3:-ernic}
+mib=${4:-64}
+for d in "$sdev" "$cdev"; do
+    case $d in
+    ernic|rxe) ;;
+    *) die "device $d: ernic or rxe" ;;
+    esac
+done
+case $ulp in
+nvmeof)
+    what="nvmet-rdma on $sdev <== RoCEv2 ==> nvme-rdma on $cdev, \
+$mib MiB ramdisk"
+    mods=(kdep:nvmet-rdma kdep:nvme-rdma kdep:brd) ;;
+nfs)
+    what="nfsd (svcrdma) on $sdev <== RoCEv2 ==> NFSv4.1 proto=rdma \
+on $cdev, $mib MiB file"
+    mods=(kdep:nfsd kdep:nfsv4 kdep:rpcrdma) ;;
+srp)
+    what="ib_srpt on $sdev <== RoCEv2 ==> ib_srp on $cdev, \
+$mib MiB ramdisk LUN"
+    mods=(kdep:ib_srpt kdep:ib_srp kdep:sd_mod) ;;
+*)
+    die "ULP: nvmeof, nfs or srp" ;;
+esac
+
+mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
+mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
+    "$ERNIC_ROOT/guest/init-$ulp.sh" "${kos[0]}" \
+    "$ERNIC_ROOT/guest/ulp-lib.sh" \
+    kdep:rdma_cm kdep:ib_uverbs kdep:virtio_pci kdep:virtio_net \
+    kdep:rdma_rxe kdep:crc32_generic "${mods[@]}" \
+    deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
+
+tmp=$work/guest/$ulp-$sdev-$cdev
+mkdir -p "$tmp"
+sock=$tmp/link.sock
+rm -f "$sock"
+stream="stream,id=n0,addr.type=unix,addr.path=$sock"
+nic() {     # nic DEV MAC
+    if [ "$1" = ernic ]; then
+        echo "ernic,netdev=n0,mac=$2"
+    else
+        echo "virtio-net-pci,netdev=n0,mac=$2,romfile="
+    fi
+}
+guest_mem=$((512 + 2 * mib))
+smac=52:54:00:e3:32:21
+cmac=52:54:00:e3:32:22
+
+start=$(date +%s%N)
+guest_cmd "${image[0]}" "${image[1]}" \
+    "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
+ulp_peer_mac=$cmac ulp_mib=$mib" \
+    -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
+log "server: ${cmd[*]}"
+timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
+spid=$!
+guest_cmd "${image[0]}" "${image[1]}" \
+    "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
+ulp_peer_mac=$smac ulp_mib=$mib" \
+    -netdev "$stream,server=off,reconnect-ms=100" \
+    -device "$(nic "$cdev" "$cmac")"
+log "client: ${cmd[*]}"
+timeout 1200 "${cmd[@]}" </dev/null >"$tmp/client" 2>&1 || true
+wait "$spid" || true
+ms=$((($(date +%s%N) - start) / 1000000))
+
+pair_transcript "$tmp" server client
+if [ "$check" != 1 ]; then
+    show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
+fi
+taps() {
+    echo "1..5"
+    tap "$ulp: $sdev server and $cdev client connect (twice)" \
+        'client: connected' 2
+    tap "$mib MiB of random data written" "ok client: wrote $mib MiB" 1
+    tap "read back, SHA-256 matches, before and after reconnect" \
+        'SHA-256 matches' 2
+    tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
+    tap "client: $cdev clean (no kernel warning)" 'client: RESULT PASS$' 1
+}
+if [ "$summary" = 1 ]; then
+    taps >"$tmp/tap"
+    echo
+    echo "$what (unmodified kernel consumers)"
+    printf '%s\n' "$transcript" | sed -n 's/^client: ok client: /  /p'
+    echo "  Result: $(grep -c '^ok' "$tmp/tap") of 5 checks passed" \
+        "(connect twice, data, SHA-256, no kernel warning on either side);" \
+        "$((ms / 1000)).$((ms % 1000 / 100)) s"
+    grep '^not ok' "$tmp/tap" | sed 's/^/  /' || true
+    exit "$fail"
+fi
+taps
+tap_end
