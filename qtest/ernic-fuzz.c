@@ -440,6 +440,44 @@ static void act_eth(Fuzz *z)
     qpci_io_writel(d->pci, d->eth, reg, val);
 }
 
+/* The ImmDt DMA (docs/immdt.md): its registers and hostile descriptors. */
+static void act_immdt(Fuzz *z)
+{
+    int dev = below(z, NDEV);
+    Dev *d = &z->r->d[dev];
+    uint64_t ring = DEV_BASE(dev) + IMMDT_RING_OFF;
+    uint32_t reg = PICK(z, ERNIC_IMMDT_S2MM_DMACR, ERNIC_IMMDT_S2MM_DMASR,
+                        ERNIC_IMMDT_S2MM_CURDESC, ERNIC_IMMDT_S2MM_CURDESC_MSB,
+                        ERNIC_IMMDT_S2MM_TAILDESC,
+                        ERNIC_IMMDT_S2MM_TAILDESC_MSB, ERNIC_IMMDT_DROPCNT,
+                        below(z, ERNIC_IMMDT_SIZE / 4) * 4);
+    uint32_t val = any_val(z);
+
+    if (reg == ERNIC_IMMDT_S2MM_CURDESC || reg == ERNIC_IMMDT_S2MM_TAILDESC) {
+        val = chance(z, 70) ? (uint32_t)ring + below(z, 16) * ERNIC_SGD_SIZE :
+                              (uint32_t)any_addr(z, dev);
+    } else if (reg == ERNIC_IMMDT_S2MM_DMACR && chance(z, 60)) {
+        val = PICK(z, ERNIC_DMACR_RS, ERNIC_DMACR_RESET, 0,
+                   ERNIC_DMACR_RS | 0x7000 | below(z, 4) << 16 |
+                   below(z, 3) << 24);
+    }
+    if (chance(z, 40)) {
+        uint8_t desc[ERNIC_SGD_STATUS + 4];
+
+        stq_le_p(desc + ERNIC_SGD_NXTDESC, chance(z, 80) ?
+                 ring + below(z, 16) * ERNIC_SGD_SIZE : any_addr(z, dev));
+        stq_le_p(desc + 0x10, rnd(z));
+        stq_le_p(desc + ERNIC_SGD_BUFFER, chance(z, 70) ?
+                 ring + 0x1000 + below(z, 256) * 8 : any_addr(z, dev));
+        stl_le_p(desc + ERNIC_SGD_CONTROL, PICK(z, 8, 3, 1, 0, rnd(z)));
+        stl_le_p(desc + ERNIC_SGD_STATUS, chance(z, 80) ? 0 : rnd(z));
+        qtest_memwrite(z->r->qts, ring + below(z, 16) * ERNIC_SGD_SIZE, desc,
+                       sizeof(desc));
+    }
+    log_action(z, "immdt dev%d 0x%x = 0x%x", dev, reg, val);
+    qpci_io_writel(d->pci, d->eth, ERNIC_IMMDT_BASE + reg, val);
+}
+
 /* Bus mastering off and on, or a system reset (BARs restored after). */
 static void act_reset(Fuzz *z)
 {
@@ -671,6 +709,7 @@ static const Action actions[] = {
     { act_ring, 4, false }, { act_pdt, 3, false }, { act_eth, 3, false },
     { act_read, 2, false }, { act_reset, 1, false },
     { act_revive, 4, false }, { act_ext, 3, false },
+    { act_immdt, 3, false },
 };
 
 static void run_action(Fuzz *z, uint64_t i)

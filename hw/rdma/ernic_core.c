@@ -130,9 +130,11 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
  * handler which clears only what it has seen never loses an interrupt. With
  * INTx the line follows the level.
  */
+/* The board interrupt (vector 1): the Ethernet path and the ImmDt DMA. */
 static bool ernic_eth_irq_pending(ErnicCore *c)
 {
-    return c->eth[ERNIC_ETH_INTSTS / 4] & c->eth[ERNIC_ETH_INTEN / 4];
+    return (c->eth[ERNIC_ETH_INTSTS / 4] & c->eth[ERNIC_ETH_INTEN / 4]) ||
+           ernic_immdt_irq_pending(c);
 }
 
 /*
@@ -543,6 +545,7 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
     c->sq_bh = qemu_bh_new_guarded(ernic_sq_process_pending, c, guard);
     c->lo_bh = qemu_bh_new_guarded(ernic_net_loopback_bh, c, guard);
     c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
+    ernic_immdt_realize(c);
     g_queue_init(&c->lo_queue);
     for (i = 1; i <= num_qp; i++) {
         ErnicQP *qp = &c->qp[i];
@@ -572,5 +575,6 @@ void ernic_core_unrealize(ErnicCore *c)
     qemu_bh_delete(c->sq_bh);
     qemu_bh_delete(c->lo_bh);
     qemu_bh_delete(c->eth_bh);
+    ernic_immdt_unrealize(c);
     c->sq_bh = NULL;
 }

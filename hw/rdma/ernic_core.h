@@ -38,6 +38,8 @@
  * the guest programmed (docs/security.md).
  */
 #define ERNIC_TX_BUDGET     64
+/* Entries the ImmDt stream FIFO holds while the DMA cannot take them. */
+#define ERNIC_IMMDT_FIFO    64
 #define ERNIC_TURN_BUDGET   1024
 /* Frames held for internal loopback before further ones are dropped. */
 #define ERNIC_LOOPBACK_MAX  4096
@@ -240,6 +242,15 @@ struct ErnicCore {
     uint32_t eth[ERNIC_ETH_BAR_SIZE / 4];
     QEMUBH *eth_bh;
 
+    /* ImmDt DMA (ernic_immdt.c): registers, stream FIFO, IOC count */
+    uint32_t immdt[ERNIC_IMMDT_SIZE / 4];
+    uint64_t immdt_fifo[ERNIC_IMMDT_FIFO];
+    uint32_t immdt_head;
+    uint32_t immdt_count;
+    uint32_t immdt_off;         /* bytes of the oldest entry written */
+    uint32_t immdt_left;        /* packets before the next IOC_Irq */
+    QEMUTimer *immdt_timer;     /* PG021 interrupt delay timer */
+
     /* ERNIC-X (ernic_ext.c); without the ext property mrt is NULL. */
     uint32_t ext_regs[ERNIC_EXT_WORDS];
     ErnicExtMr *mrt;
@@ -272,6 +283,16 @@ void ernic_timer_exit(ErnicCore *c, bool entered);
 /* Interrupts (ernic_core.c) */
 void ernic_core_raise(ErnicCore *c, uint32_t causes);
 void ernic_core_eth_irq(ErnicCore *c, bool notify);
+
+/* ImmDt DMA (ernic_immdt.c), in BAR4 next to the Ethernet path. */
+void ernic_immdt_push(ErnicCore *c, uint32_t qpn, uint8_t type,
+                      uint32_t data, uint32_t rq_pi);
+bool ernic_immdt_irq_pending(ErnicCore *c);
+uint64_t ernic_immdt_read(ErnicCore *c, hwaddr addr);
+void ernic_immdt_write(ErnicCore *c, hwaddr addr, uint32_t val);
+void ernic_immdt_reset(ErnicCore *c);
+void ernic_immdt_realize(ErnicCore *c);
+void ernic_immdt_unrealize(ErnicCore *c);
 void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn);
 
 static inline uint32_t ernic_qp_reg(ErnicCore *c, uint32_t qpn, hwaddr off)

@@ -174,6 +174,10 @@ void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len)
 
 uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size)
 {
+    if (size == 4 && !(addr & 3) && addr >= ERNIC_IMMDT_BASE &&
+        addr < ERNIC_IMMDT_BASE + ERNIC_IMMDT_SIZE) {
+        return ernic_immdt_read(c, addr - ERNIC_IMMDT_BASE);
+    }
     if (size != 4 || (addr & 3) || addr > ERNIC_ETH_RXDROPCNT) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet path: bad %u-byte "
                       "read at 0x%" HWADDR_PRIx "\n", size, addr);
@@ -192,6 +196,11 @@ void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val64, unsigned size)
     if (size != 4 || (addr & 3)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet path: bad %u-byte "
                       "write at 0x%" HWADDR_PRIx "\n", size, addr);
+        return;
+    }
+    if (addr >= ERNIC_IMMDT_BASE &&
+        addr < ERNIC_IMMDT_BASE + ERNIC_IMMDT_SIZE) {
+        ernic_immdt_write(c, addr - ERNIC_IMMDT_BASE, val);
         return;
     }
     switch (addr) {
@@ -246,4 +255,5 @@ void ernic_eth_reset(ErnicCore *c)
         qemu_bh_cancel(c->eth_bh);
     }
     memset(c->eth, 0, sizeof(c->eth));
+    ernic_immdt_reset(c);
 }

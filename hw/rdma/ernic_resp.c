@@ -639,6 +639,22 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     /* Each message, READ requests included, takes an MSN. */
     ernic_qp_set_reg(c, qpn, ERNIC_STATMSN,
                      (ernic_resp_msn(c, qpn) + 1) & ERNIC_PSN_MASK);
+    if (f & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) {
+        /*
+         * ImmDt and invalidated R_Keys leave on the ieth_immdt_m_axis
+         * stream (PG332 Table 1-1) for the board's DMA (ernic_immdt.c),
+         * before the RQ doorbell, so that software which sees a SEND's
+         * slot filled finds its entry. RQ PI is the SEND's slot; for
+         * WRITE_IMM, the next slot.
+         */
+        trace_ernic_rx_immdt(qpn, pkt->opcode, pkt->imm);
+        ernic_immdt_push(c, qpn, (f & ERNIC_OPF_IETH) ?
+                         ERNIC_IMMDT_TYPE_SEND_INV :
+                         (f & ERNIC_OPF_SEND) ? ERNIC_IMMDT_TYPE_SEND_IMM :
+                         ERNIC_IMMDT_TYPE_WRITE_IMM, pkt->imm,
+                         (f & ERNIC_OPF_SEND) ? qp->rq_slot :
+                         ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB));
+    }
     if (qp->rq_held) {
         /* The message's RQ slot: its metadata, then STATRQPIDBi. */
         uint32_t len = (f & ERNIC_OPF_SEND) ? qp->rq_off : qp->wr_off;
@@ -648,13 +664,6 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
             ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
             return;
         }
-    }
-    if (f & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) {
-        /*
-         * ImmDt and invalidated R_Keys leave on the ieth_immdt_m_axis
-         * side band (PG332 Table 1-1), which is not modelled.
-         */
-        trace_ernic_rx_immdt(qpn, pkt->opcode, pkt->imm);
     }
     if (f & ERNIC_OPF_READ) {
         qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].msn =

@@ -498,4 +498,58 @@ enum {
 #define ERNIC_ETH_DESC_ERR              (1u << 1)
 #define ERNIC_ETH_FRAME_MAX             9216
 
+/*
+ * ImmDt DMA, BAR4 + ERNIC_IMMDT_BASE (not part of PG332): the board logic
+ * behind ERNIC's ieth_immdt_m_axis stream (PG332 Table 1-1), an AXI DMA
+ * (PG021) with only its S2MM channel, in scatter-gather mode, as in the
+ * ERNIC reference design. Register offsets are PG021's, from the block's
+ * base (docs/immdt.md).
+ */
+#define ERNIC_IMMDT_BASE                0x800
+#define ERNIC_IMMDT_SIZE                0x200
+#define ERNIC_IMMDT_S2MM_DMACR          0x30
+#define ERNIC_IMMDT_S2MM_DMASR          0x34
+#define ERNIC_IMMDT_S2MM_CURDESC        0x38    /* 64-byte aligned */
+#define ERNIC_IMMDT_S2MM_CURDESC_MSB    0x3c
+#define ERNIC_IMMDT_S2MM_TAILDESC       0x40    /* writing it starts */
+#define ERNIC_IMMDT_S2MM_TAILDESC_MSB   0x44
+#define ERNIC_IMMDT_DROPCNT             0x100   /* RO: entries lost */
+
+#define ERNIC_DMACR_RS                  (1u << 0)
+#define ERNIC_DMACR_RESET               (1u << 2)
+#define ERNIC_DMACR_IOC_IRQEN           (1u << 12)
+#define ERNIC_DMACR_DLY_IRQEN           (1u << 13)
+#define ERNIC_DMACR_ERR_IRQEN           (1u << 14)
+#define ERNIC_DMACR_THRESH_SHIFT        16
+#define ERNIC_DMACR_DELAY_SHIFT         24
+#define ERNIC_DMASR_HALTED              (1u << 0)
+#define ERNIC_DMASR_IDLE                (1u << 1)
+#define ERNIC_DMASR_SGINCLD             (1u << 3)
+#define ERNIC_DMASR_DMAINTERR           (1u << 4)
+#define ERNIC_DMASR_DMASLVERR           (1u << 5)
+#define ERNIC_DMASR_SGINTERR            (1u << 8)
+#define ERNIC_DMASR_SGSLVERR            (1u << 9)
+#define ERNIC_DMASR_IOC_IRQ             (1u << 12)
+#define ERNIC_DMASR_DLY_IRQ             (1u << 13)
+#define ERNIC_DMASR_ERR_IRQ             (1u << 14)
+#define ERNIC_DMASR_IRQS                (7u << 12)
+#define ERNIC_DMASR_ERRS                0x770u  /* [6:4], [10:8] */
+
+/* AXI DMA S2MM scatter-gather descriptor (PG021), 64-byte aligned, LE */
+#define ERNIC_SGD_SIZE                  0x40
+#define ERNIC_SGD_NXTDESC               0x00    /* 64 bits */
+#define ERNIC_SGD_BUFFER                0x08    /* 64 bits */
+#define ERNIC_SGD_CONTROL               0x18    /* [25:0] buffer length */
+#define ERNIC_SGD_STATUS                0x1c
+#define ERNIC_SGD_LEN_MASK              0x03ffffffu
+#define ERNIC_SGD_ST_RXEOF              (1u << 26)
+#define ERNIC_SGD_ST_RXSOF              (1u << 27)
+#define ERNIC_SGD_ST_CMPLT              (1u << 31)
+
+/* One ieth_immdt entry (PG332 Table 1-1), 64 bits, LE in memory */
+#define ERNIC_IMMDT_ENTRY_LEN           8
+#define ERNIC_IMMDT_TYPE_SEND_INV       0x01
+#define ERNIC_IMMDT_TYPE_SEND_IMM       0x02
+#define ERNIC_IMMDT_TYPE_WRITE_IMM      0x03
+
 #endif /* HW_RDMA_ERNIC_REGS_H */
