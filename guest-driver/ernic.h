@@ -115,6 +115,14 @@ struct ernic_rwqe {
 	struct ib_sge sge[ERNIC_MAX_RECV_SGE];
 };
 
+/* An ImmDt DMA entry of a QP not yet completed (docs/immdt.md). */
+#define ERNIC_IMM_QLEN		64
+struct ernic_imm {
+	u32 data;			/* ImmDt or R_Key */
+	u8 type;			/* ERNIC_IMMDT_TYPE_* */
+	u8 pos;				/* RQ PI */
+};
+
 struct ernic_qp {
 	struct ib_qp ibqp;
 	struct ernic_dev *dev;
@@ -154,6 +162,12 @@ struct ernic_qp {
 	struct ernic_rwqe *rwqe;	/* posted receive WRs, FIFO */
 	u32 rwqe_pi;
 	u32 rwqe_ci;
+	/* Without receive metadata: ImmDt DMA entries, oldest first */
+	struct ernic_imm imm[ERNIC_IMM_QLEN];
+	u32 imm_head;
+	u32 imm_count;
+	bool imm_kick;			/* a WRITE_IMM: tell the receive CQ */
+	u32 rq_spare;			/* RQ buffers granted with no WR */
 
 	struct ernic_cq *scq;
 	struct ernic_cq *rcq;
@@ -188,6 +202,12 @@ struct ernic_dev {
 	u32 fatalq_ci;
 	spinlock_t fatal_lock;		/* fatalq_ci */
 	struct mutex swo_mutex;		/* XRNICADCONF[0] windows */
+
+	/* ImmDt DMA descriptor ring and its buffers (docs/immdt.md) */
+	u8 *immdt;
+	dma_addr_t immdt_dma;
+	u32 immdt_ci;			/* next descriptor to look at */
+	spinlock_t immdt_lock;		/* immdt_ci, TAILDESC */
 
 	/* Per-QP CQ and RQ doorbell words (PG332 CQDBADDi, RQWPTRDBADDi) */
 	__le32 *db;
@@ -282,6 +302,15 @@ static inline struct ernic_pd *to_epd(struct ib_pd *ibpd)
 int ernic_eth_register(struct ernic_dev *dev);
 void ernic_eth_unregister(struct ernic_dev *dev);
 irqreturn_t ernic_eth_irq(int irq, void *data);
+
+/* ernic_immdt.c: ImmDt and invalidated R_Keys without ERNIC-X */
+int ernic_immdt_init(struct ernic_dev *dev);
+void ernic_immdt_fini(struct ernic_dev *dev);
+void ernic_immdt_collect(struct ernic_dev *dev);
+bool ernic_immdt_irq(struct ernic_dev *dev);
+bool ernic_imm_write(struct ernic_qp *qp, struct ib_wc *wc);
+void ernic_imm_send(struct ernic_qp *qp, u32 slot, struct ib_wc *wc);
+bool ernic_imm_ready(struct ernic_qp *qp);
 
 /* ernic_ib.c: the ib_device */
 int ernic_ib_register(struct ernic_dev *dev);

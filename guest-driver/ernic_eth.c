@@ -154,10 +154,12 @@ static int ernic_rx_poll(struct napi_struct *napi, int budget)
 irqreturn_t ernic_eth_irq(int irq, void *data)
 {
 	struct ernic_dev *dev = data;
+	/* The board interrupt: the ImmDt DMA shares it (docs/immdt.md). */
+	bool imm = ernic_immdt_irq(dev);
 	u32 sts = ernic_eth_rd(dev, ERNIC_ETH_INTSTS);
 
 	if (!sts)
-		return IRQ_NONE;
+		return imm ? IRQ_HANDLED : IRQ_NONE;
 	ernic_eth_wr(dev, ERNIC_ETH_INTSTS, sts);
 	ernic_eth_wr(dev, ERNIC_ETH_INTEN, 0);
 	napi_schedule(&dev->napi);

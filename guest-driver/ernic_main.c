@@ -131,6 +131,8 @@ static int ernic_global_init(struct ernic_dev *dev)
 	dev->fatalq_ci = ernic_rd(dev, ERNIC_IPKTERRQWPTR) %
 			 ERNIC_FATALQ_ENTRIES;
 	ernic_ext_init(dev);
+	if (ernic_immdt_init(dev))
+		return -ENOMEM;
 	ernic_wr(dev, ERNIC_INTSTS, ERNIC_INT_ALL);
 	ernic_wr(dev, ERNIC_INTEN, ERNIC_INT_FATAL | ERNIC_INT_WQE_COMPLETION |
 		 ERNIC_INT_RQ_PKT_RECEIVED | ERNIC_INT_MAD_RECEIVED);
@@ -147,6 +149,7 @@ static void ernic_global_fini(struct ernic_dev *dev)
 
 	ernic_wr(dev, ERNIC_INTEN, 0);
 	ernic_wr(dev, ERNIC_XRNICCONF, 0);
+	ernic_immdt_fini(dev);
 	if (dev->errbuf)
 		dma_free_coherent(d, ERNIC_ERRBUF_ENTRIES *
 				  ERNIC_ERRBUF_ENTRY_SIZE, dev->errbuf,

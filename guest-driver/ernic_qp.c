@@ -124,6 +124,12 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	qp->rq_ci = 0;
 	qp->rwqe_pi = 0;
 	qp->rwqe_ci = 0;
+	spin_lock_irq(&qp->lock);
+	qp->imm_head = 0;
+	qp->imm_count = 0;
+	qp->imm_kick = false;
+	qp->rq_spare = 0;
+	spin_unlock_irq(&qp->lock);
 	qp->gsi_psn = 0;
 	qp->sq_held = false;
 	qp->fatal_code = 0;

@@ -94,9 +94,11 @@ struct et_conn {
 	atomic_t fatal_events;
 	u32 next_recv;
 	/*
-	 * Receive completions beyond data: whether the device reports them
-	 * (fast registration there, so ERNIC-X or an IBTA device), the last
-	 * one, the WRITE_IMMs seen, and the server's key for SEND_INV.
+	 * Receive completions beyond data: whether the device gives their
+	 * exact length (fast registration there, so ERNIC-X or an IBTA
+	 * device; ImmDt and invalidated keys every ernic reports, without
+	 * ERNIC-X through the board's ImmDt DMA), the last one, the
+	 * WRITE_IMMs seen, and the server's key for SEND_INV.
 	 */
 	bool full_rx;
 	struct ib_wc wc;
@@ -636,18 +638,16 @@ static int et_server_cm(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 }
 
 /*
- * Server: the receive completion of a data SEND of @len bytes of @kind.
- * Devices that report receives fully give the exact length, the ImmDt
- * and the invalidated key; a PG332 ERNIC gives none of them
- * (docs/driver.md). 0 if right, else a code for the client.
+ * Server: the receive completion of a data SEND of @len bytes of @kind:
+ * its ImmDt or invalidated key, and with full_rx its exact length (a
+ * PG332 ERNIC gives the buffer's, docs/driver.md). 0 if right, else a
+ * code for the client.
  */
 static u32 et_check_send(struct et_conn *c, u32 len, u32 kind)
 {
 	const struct ib_wc *wc = &c->wc;
 
-	if (!c->full_rx)
-		return 0;
-	if (wc->opcode != IB_WC_RECV || wc->byte_len != len)
+	if (wc->opcode != IB_WC_RECV || (c->full_rx && wc->byte_len != len))
 		return 0xfffffff9;
 	if (kind == ET_IMM && (!(wc->wc_flags & IB_WC_WITH_IMM) ||
 			       be32_to_cpu(wc->ex.imm_data) != ET_IMM_DATA))
@@ -668,9 +668,7 @@ static u32 et_check_write_imm(struct et_conn *c, u32 len)
 	u32 n = c->write_imms;
 
 	c->write_imms = 0;
-	if (!c->full_rx)
-		return 0;
-	if (n != 1 || wc->byte_len != len ||
+	if (n != 1 || (c->full_rx && wc->byte_len != len) ||
 	    !(wc->wc_flags & IB_WC_WITH_IMM) ||
 	    be32_to_cpu(wc->ex.imm_data) != ET_IMM_DATA)
 		return 0xfffffff5;

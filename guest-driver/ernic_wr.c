@@ -524,7 +524,10 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			continue;
 		if (qp->rx_wqe)
 			ernic_put_rwqe(qp, wr);
-		ernic_rq_grant(qp);
+		if (qp->rq_spare)
+			qp->rq_spare--;	/* ernic_imm_write() */
+		else
+			ernic_rq_grant(qp);
 	}
 	/* In Error the WR is flushed at once: nothing else would say so. */
 	if (qp->state == IB_QPS_ERR)
@@ -675,7 +678,8 @@ static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
  * An RC receive. With ERNIC-X receive metadata the slot's entry gives the
  * message's length, its kind, and its ImmDt or invalidated R_Key
  * (docs/extension.md); a WRITE with Immediate placed no data in the slot.
- * Without it the length is the buffer's (docs/driver.md).
+ * Without it the length is the buffer's (docs/driver.md), and the ImmDt
+ * or invalidated R_Key comes from the ImmDt DMA (ernic_immdt.c).
  */
 static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 			  const u8 *b, struct ib_wc *wc)
@@ -688,6 +692,7 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 	wc->src_qp = qp->attr.dest_qp_num;
 	if (!qp->meta) {
 		ernic_copy_to_sges(qp->dev, r, b, len, wc);
+		ernic_imm_send(qp, qp->rq_seen, wc);
 		return;
 	}
 	m = qp->meta + qp->rq_seen * ERNIC_RXMETA_SIZE;
@@ -736,6 +741,9 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 		return 0;
 	pi = ernic_rq_pi(qp);
 	rmb();
+	/* After the doorbell: the ImmDt entries of SENDs up to pi are in. */
+	if (qp->qpn != ERNIC_QP_GSI)
+		ernic_immdt_collect(qp->dev);
 	spin_lock_irqsave(&qp->lock, flags);
 	while (got < n && qp->rwqe_ci != qp->rwqe_pi) {
 		struct ernic_rwqe *r = &qp->rwqe[qp->rwqe_ci % qp->rq_depth];
@@ -746,7 +754,9 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 		c->qp = &qp->ibqp;
 		c->port_num = 1;
 		c->opcode = IB_WC_RECV;
-		if (qp->rq_seen != pi) {
+		if (ernic_imm_write(qp, c)) {
+			/* A WRITE with Immediate, before the SEND of rq_seen. */
+		} else if (qp->rq_seen != pi) {
 			const u8 *b = qp->rq + qp->rq_seen * qp->rq_elem;
 
 			c->status = IB_WC_SUCCESS;
@@ -776,5 +786,6 @@ bool ernic_qp_has_work(struct ernic_qp *qp, bool send)
 		return ernic_cq_head(qp) != qp->sq_ci;
 	if (qp->rwqe_ci == qp->rwqe_pi)
 		return false;
-	return qp->state == IB_QPS_ERR || ernic_rq_pi(qp) != qp->rq_seen;
+	return qp->state == IB_QPS_ERR || ernic_rq_pi(qp) != qp->rq_seen ||
+	       ernic_imm_ready(qp);
 }
