@@ -70,11 +70,4 @@ client() {
     unload nfsv4 rpcrdma
 }
 
-rdma_up
-if [ "$role" = server ]; then
-    server
-else
-    client
-    tell_server
-fi
-finish
+run_roles server client

@@ -74,11 +74,4 @@ host() {
     unload nvme-rdma nvme-fabrics
 }
 
-rdma_up
-if [ "$role" = server ]; then
-    target
-else
-    host
-    tell_server
-fi
-finish
+run_roles target host

@@ -110,11 +110,4 @@ host() {
     unload ib_srp sd_mod
 }
 
-rdma_up
-if [ "$role" = server ]; then
-    target
-else
-    host
-    tell_server
-fi
-finish
+run_roles target host

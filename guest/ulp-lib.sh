@@ -149,3 +149,16 @@ finish() {
     say "RESULT $result"
     poweroff -f
 }
+
+# run_roles SERVER CLIENT: the RDMA device up, this guest's side (the
+# client then tells the server it is done), the end.
+run_roles() {
+    rdma_up
+    if [ "$role" = server ]; then
+        "$1"
+    else
+        "$2"
+        tell_server
+    fi
+    finish
+}
