@@ -1,6 +1,7 @@
 # Shared by the guest test scripts (sourced after common.sh): arguments,
 # the TCG boot, and TAP output.
 #   guest_args "$@"        sets check (1 with --check), work, qemu
+#                          ($ERNIC_GUEST_QEMU if set)
 #   guest_boot VMLINUX INITRD [QEMU ARG...]
 #                          boots, sets out (console) and transcript
 #                          (its "guest:" lines), ms (boot to poweroff);
@@ -29,7 +30,11 @@ guest_args() {
         shift
     fi
     work=$(cd "$1" && pwd)
-    qemu=$work/qemu-build/qemu-system-x86_64
+    # ERNIC_GUEST_QEMU: another QEMU binary, e.g. the sanitizer build's.
+    qemu=${ERNIC_GUEST_QEMU:-$work/qemu-build/qemu-system-x86_64}
+    if [ -n "${ERNIC_GUEST_QEMU:-}" ]; then
+        export_sanitizer_options    # a report stops QEMU: the test fails
+    fi
     [ -x "$qemu" ] || die "$qemu not built (meson compile -C $work)"
     n=0
     fail=0
