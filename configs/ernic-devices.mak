@@ -7,3 +7,6 @@ CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_NET=y
 CONFIG_E1000E_PCI_EXPRESS=y
 CONFIG_ERNIC=y
+# The Intel IOMMU, to test the guest driver with translated DMA
+# (ERNIC_GUEST_IOMMU=1, scripts/guest-lib.sh).
+CONFIG_VTD=y

@@ -356,7 +356,6 @@ int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
 void ernic_ring_sq(struct ernic_qp *qp);
-void *ernic_dma_to_virt(struct ernic_dev *dev, u64 addr);
 int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc);
 int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc);
 bool ernic_qp_has_work(struct ernic_qp *qp, bool send);

@@ -212,17 +212,6 @@ static int ernic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
 	if (ret)
 		goto err_free;
-	/*
-	 * Received SENDs are copied by the CPU from the RQ into the receive
-	 * WRs' buffers, which the driver only knows by bus address: that
-	 * needs bus addresses that are physical ones (docs/driver.md).
-	 */
-	if (get_dma_ops(&pdev->dev)) {
-		dev_err(&pdev->dev, "needs direct DMA (no IOMMU translation)\n");
-		ret = -ENODEV;
-		goto err_free;
-	}
-
 	ret = pci_alloc_irq_vectors(pdev, ERNIC_MSIX_VECTORS,
 				    ERNIC_MSIX_VECTORS, PCI_IRQ_MSIX);
 	if (ret < 0) {

@@ -14,6 +14,7 @@
 
 #include <linux/dma-direct.h>
 #include <linux/etherdevice.h>
+#include <linux/iommu.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -28,16 +29,70 @@
 #define IB_OPC_UD_SEND_ONLY	0x64
 
 /*
- * The CPU address of a bus address. The probe has checked that DMA is
- * direct (no IOMMU translation), so bus addresses are physical ones.
+ * The physical address of a bus address, as the device's DMA reaches it:
+ * through the IOMMU's domain when there is one (an identity domain gives
+ * the address back), else directly. 0 when nothing is mapped there.
  */
-void *ernic_dma_to_virt(struct ernic_dev *dev, u64 addr)
+static phys_addr_t ernic_bus_to_phys(struct ernic_dev *dev, u64 addr)
 {
-	phys_addr_t pa = dma_to_phys(&dev->pdev->dev, addr);
+	struct iommu_domain *dom = iommu_get_domain_for_dev(&dev->pdev->dev);
 
-	if (!pfn_valid(PHYS_PFN(pa)))
+	if (dom)
+		return iommu_iova_to_phys(dom, addr);
+	return dma_to_phys(&dev->pdev->dev, addr);
+}
+
+/*
+ * The CPU address of @addr, and in *@n how much of *@n bytes from there
+ * stays in its page: behind an IOMMU a range contiguous on the bus need
+ * not be contiguous in memory.
+ */
+static void *ernic_bus_page(struct ernic_dev *dev, u64 addr, u32 *n)
+{
+	phys_addr_t pa = ernic_bus_to_phys(dev, addr);
+
+	*n = min_t(u32, *n, PAGE_SIZE - offset_in_page(addr));
+	if (!pa || !pfn_valid(PHYS_PFN(pa)))
 		return NULL;
 	return phys_to_virt(pa);
+}
+
+/*
+ * The CPU does what the device would do with DMA (docs/driver.md,
+ * "Receive WRs"). Behind swiotlb the copy lands in the bounce buffer,
+ * where the device would have written.
+ */
+static int ernic_dma_read(struct ernic_dev *dev, u64 addr, void *dst, u32 len)
+{
+	while (len) {
+		u32 n = len;
+		void *va = ernic_bus_page(dev, addr, &n);
+
+		if (!va)
+			return -EFAULT;
+		memcpy(dst, va, n);
+		addr += n;
+		dst += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int ernic_dma_write(struct ernic_dev *dev, u64 addr, const void *src,
+			   u32 len)
+{
+	while (len) {
+		u32 n = len;
+		void *va = ernic_bus_page(dev, addr, &n);
+
+		if (!va)
+			return -EFAULT;
+		memcpy(va, src, n);
+		addr += n;
+		src += n;
+		len -= n;
+	}
+	return 0;
 }
 
 static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
@@ -48,12 +103,14 @@ static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
 	int i;
 
 	for (i = 0; i < n; i++) {
-		void *src = inl ? (void *)(uintptr_t)sg[i].addr :
-				  ernic_dma_to_virt(dev, sg[i].addr);
-
-		if (sg[i].length > max - off || !src)
+		if (sg[i].length > max - off)
 			return -EINVAL;
-		memcpy(dst + off, src, sg[i].length);
+		if (inl)
+			memcpy(dst + off, (void *)(uintptr_t)sg[i].addr,
+			       sg[i].length);
+		else if (ernic_dma_read(dev, sg[i].addr, dst + off,
+					sg[i].length))
+			return -EINVAL;
 		off += sg[i].length;
 	}
 	return off;
@@ -583,7 +640,7 @@ int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 	 */
 	if (!READ_ONCE(qp->fatal_code) && ernic_sq_errflag_pending(qp, head))
 		ernic_fatalq_process(qp->dev);
-	rmb();
+	rmb(); /* CQEs are read after CQHEAD, which the device writes last */
 
 	spin_lock_irqsave(&qp->lock, flags);
 	while (qp->sq_ci != head && got < n) {
@@ -628,13 +685,11 @@ static void ernic_copy_to_sges(struct ernic_dev *dev, struct ernic_rwqe *r,
 
 	for (i = 0; i < r->num_sge && off < len; i++) {
 		u32 n = min(len - off, r->sge[i].length);
-		void *dst = ernic_dma_to_virt(dev, r->sge[i].addr);
 
-		if (!dst) {
+		if (ernic_dma_write(dev, r->sge[i].addr, src + off, n)) {
 			wc->status = IB_WC_LOC_PROT_ERR;
 			return;
 		}
-		memcpy(dst, src + off, n);
 		off += n;
 	}
 	if (off < len)
@@ -740,7 +795,7 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 	if (qp->state == IB_QPS_RESET)
 		return 0;
 	pi = ernic_rq_pi(qp);
-	rmb();
+	rmb(); /* the RQ buffers are read after the doorbell that covers them */
 	/* After the doorbell: the ImmDt entries of SENDs up to pi are in. */
 	if (qp->qpn != ERNIC_QP_GSI)
 		ernic_immdt_collect(qp->dev);

@@ -56,6 +56,10 @@ load_ernic() {
     ip addr add "$myip/24" dev "$nd"
     ibdev=$(ls /sys/class/infiniband 2>/dev/null)
     say "ernic loaded: $nd $myip, RDMA device ${ibdev:-none}"
+    # intel_iommu=on (ERNIC_GUEST_IOMMU=1): the device's domain type.
+    for t in /sys/bus/pci/drivers/ernic/*/iommu_group/type; do
+        [ -e "$t" ] && say "DMA: IOMMU domain $(cat "$t")"
+    done
 }
 
 for m in ib_core ib_cm iw_cm configfs rdma_cm; do

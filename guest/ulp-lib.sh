@@ -78,6 +78,10 @@ rdma_up() {
         dmesg | tail -n 20 | sed 's/^/guest: dmesg: /'
     fi
     say "$rdev on $nd $myip, RDMA device $(ls /sys/class/infiniband)"
+    # intel_iommu=on (ERNIC_GUEST_IOMMU=1): the device's domain type.
+    for t in /sys/bus/pci/drivers/ernic/*/iommu_group/type; do
+        [ -e "$t" ] && say "DMA: IOMMU domain $(cat "$t")"
+    done
 }
 
 rdma_down() {

@@ -10,7 +10,10 @@
 #                          sets cmd: the QEMU command line of a guest
 #                          ($guest_mem MiB of RAM, 512 unless set;
 #                          $ERNIC_GUEST_QEMU_ARGS is added, e.g. for
-#                          "-trace ernic_qp_fatal -D FILE")
+#                          "-trace ernic_qp_fatal -D FILE"); with
+#                          ERNIC_GUEST_IOMMU=1 the guest has an Intel
+#                          IOMMU (before the other devices) and the
+#                          kernel translates all DMA through it, strictly
 #   pair_transcript DIR A B
 #                          for two guests whose consoles are DIR/A and
 #                          DIR/B: sets out (both consoles, each line
@@ -43,13 +46,18 @@ guest_args() {
 # q35 without its AHCI controller (SeaBIOS would spend ~30 s probing it);
 # the uncompressed vmlinux boots through its PVH entry (pvh.bin).
 guest_cmd() {
-    local vmlinux=$1 initrd=$2 append=$3
+    local vmlinux=$1 initrd=$2 append=$3 iommu=()
     shift 3
+    if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
+        iommu=(-device intel-iommu)
+        append+=" intel_iommu=on iommu.passthrough=0 iommu.strict=1"
+    fi
     cmd=("$qemu" -M q35,sata=off -accel tcg -m "${guest_mem:-512}" -smp 1
          -nodefaults
          -display none -serial stdio -no-reboot
          -kernel "$vmlinux" -initrd "$initrd"
-         -append "console=ttyS0 panic=-1 quiet loglevel=3 $append" "$@")
+         -append "console=ttyS0 panic=-1 quiet loglevel=3 $append"
+         "${iommu[@]}" "$@")
     # shellcheck disable=SC2206 # words of a command line, on purpose
     cmd+=(${ERNIC_GUEST_QEMU_ARGS:-})
 }

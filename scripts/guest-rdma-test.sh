@@ -7,6 +7,8 @@
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a condensed summary (the README's main command)
 # ERNIC_DEV_OPTS (e.g. ext=off) is added to both -device ernic options.
+# ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
+# (scripts/guest-lib.sh); a TAP point checks that they do.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -33,6 +35,7 @@ stream="stream,id=n0,addr.type=inet,addr.host=127.0.0.1,addr.port=$port"
 # directory of their own per device options: meson runs guest-rdma and
 # guest-rdma-ext-off at the same time.
 opts_tag=${ERNIC_DEV_OPTS:+-${ERNIC_DEV_OPTS//[^a-zA-Z0-9]/_}}
+opts_tag+=${ERNIC_GUEST_IOMMU:+-iommu}
 tmp=$work/guest/rdma$opts_tag
 mkdir -p "$tmp"
 
@@ -65,8 +68,12 @@ fi
 if [ "$check" != 1 ]; then
     show_pair_transcript "two guests ran for ${ms} ms (TCG)"
 fi
-echo "1..14"
+echo "1..$((14 + ${ERNIC_GUEST_IOMMU:+1}))"
 tap "both guests register the RDMA device" 'RDMA device ernic0' 4
+if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
+    tap "both guests translate the device's DMA through the IOMMU" \
+        'DMA: IOMMU domain DMA' 4
+fi
 tap "the image's rdma-core tools run (ibv_devinfo, rping)" \
     'rdma-core tools run' 2
 tap "rdma_cm connects over QP1 (twice, across a module reload)" \

@@ -11,6 +11,8 @@
 #   MIB: 64 unless given
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
+# ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
+# (scripts/guest-lib.sh); a TAP point checks that ernic's does.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -59,7 +61,7 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     kdep:rdma_rxe kdep:crc32_generic "${mods[@]}" \
     deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
 
-tmp=$work/guest/$ulp-$sdev-$cdev
+tmp=$work/guest/$ulp-$sdev-$cdev${ERNIC_GUEST_IOMMU:+-iommu}
 mkdir -p "$tmp"
 sock=$tmp/link.sock
 rm -f "$sock"
@@ -98,7 +100,11 @@ if [ "$check" != 1 ]; then
     show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
 fi
 taps() {
-    echo "1..5"
+    echo "1..$((5 + ${ERNIC_GUEST_IOMMU:+1}))"
+    if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
+        tap "ernic's DMA is translated by the IOMMU" \
+            'DMA: IOMMU domain DMA' 1
+    fi
     tap "$ulp: $sdev server and $cdev client connect (twice)" \
         'client: connected' 2
     tap "$mib MiB of random data written" "ok client: wrote $mib MiB" 1
@@ -112,7 +118,7 @@ if [ "$summary" = 1 ]; then
     echo
     echo "$what (unmodified kernel consumers)"
     printf '%s\n' "$transcript" | sed -n 's/^client: ok client: /  /p'
-    echo "  Result: $(grep -c '^ok' "$tmp/tap") of 5 checks passed" \
+    echo "  Result: $(grep -c '^ok' "$tmp/tap") of $(grep -c "^\(not \)\?ok" "$tmp/tap") checks passed" \
         "(connect twice, data, SHA-256, no kernel warning on either side);" \
         "$((ms / 1000)).$((ms % 1000 / 100)) s"
     grep '^not ok' "$tmp/tap" | sed 's/^/  /' || true
