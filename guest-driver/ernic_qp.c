@@ -263,6 +263,18 @@ void ernic_fatalq_process(struct ernic_dev *dev)
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);
 }
 
+/*
+ * Does the QP use the ERNIC-X @feature? QP1 only with the QP1 feature
+ * too (docs/extension.md, "QP1").
+ */
+static bool ernic_qp_ext_on(struct ernic_qp *qp, u32 feature)
+{
+	u32 ext = qp->dev->ext;
+
+	return (ext & feature) &&
+	       (qp->qpn != ERNIC_QP_GSI || (ext & ERNIC_EXT_F_QP1));
+}
+
 static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
@@ -283,14 +295,13 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
 						ERNIC_GSI_FRAME_SIZE,
 						&qp->frames_dma, GFP_KERNEL);
-	else if (qp->dev->ext & ERNIC_EXT_F_RXMETA)
+	if (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA))
 		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
 					      ERNIC_RXMETA_SIZE,
 					      &qp->meta_dma, GFP_KERNEL);
 	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
 	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
-	    (qp->qpn != ERNIC_QP_GSI &&
-	     (qp->dev->ext & ERNIC_EXT_F_RXMETA) && !qp->meta))
+	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta))
 		return -ENOMEM;
 	return 0;
 }
@@ -402,7 +413,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * A READ or WRITE takes a WQE per SGE, so the SQ keeps that many
 	 * for each WR the consumer asked for.
 	 */
-	qp->xwqe = !gsi && (dev->ext & ERNIC_EXT_F_XWQE);
+	qp->xwqe = ernic_qp_ext_on(qp, ERNIC_EXT_F_XWQE);
 	qp->wqe_size = qp->xwqe ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE;
 	qp->sq_wqes_per_wr = gsi || qp->xwqe ? 1 : max(cap->max_send_sge, 1u);
 	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr *
@@ -412,10 +423,10 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * With ERNIC-X receive WQEs the device places SENDs into the WRs'
 	 * own buffers: an RQ slot is a 64-byte WQE (docs/extension.md).
 	 */
-	qp->rx_wqe = !gsi && (dev->ext & ERNIC_EXT_F_RXWQE) &&
-		     (dev->ext & ERNIC_EXT_F_RXMETA);
-	qp->rq_elem = gsi ? ERNIC_GSI_RQ_ELEM :
-		      qp->rx_wqe ? ERNIC_RWQE_SIZE : dev->rq_buf_size;
+	qp->rx_wqe = ernic_qp_ext_on(qp, ERNIC_EXT_F_RXWQE) &&
+		     ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA);
+	qp->rq_elem = qp->rx_wqe ? ERNIC_RWQE_SIZE :
+		      gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
 	qp->err_status = -1;
 	ret = ernic_qp_alloc_queues(qp);
 	if (ret)

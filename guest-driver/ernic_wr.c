@@ -388,6 +388,49 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 }
 
 /*
+ * The MAD's length. Without ERNIC-X for QP1 its bytes are copied after
+ * the headers at @dst (at most @max); with it the device gathers them.
+ */
+static int ernic_gsi_payload(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			     u8 *dst, u32 max)
+{
+	u64 n;
+
+	if (!qp->xwqe)
+		return ernic_copy_from_sges(qp->dev, dst, wr->sg_list,
+					    wr->num_sge, false, max);
+	n = ernic_sge_total(wr->sg_list, wr->num_sge);
+	return n > max ? -EINVAL : n;
+}
+
+/*
+ * QP1's WQE: the frame from LADDR, or with ERNIC-X keyed SGEs the @hlen
+ * bytes of headers at LADDR's place followed by the WR's own SGEs
+ * (docs/extension.md, "QP1").
+ */
+static void ernic_gsi_wqe(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			  u8 *w, u32 slot, u32 hlen, u32 flen)
+{
+	struct ib_sge hdr = {
+		.addr = qp->frames_dma + slot * ERNIC_GSI_FRAME_SIZE,
+		.length = hlen,
+	};
+
+	memset(w, 0, qp->wqe_size);
+	if (qp->xwqe) {
+		w[ERNIC_XWQE_NSGE] = 1 + wr->num_sge;
+		ernic_put_sge_list(w + ERNIC_XWQE_SGE, &hdr, 1);
+		ernic_put_sge_list(w + ERNIC_XWQE_SGE + ERNIC_SGE_SIZE,
+				   wr->sg_list, wr->num_sge);
+	} else {
+		put_unaligned_le64(hdr.addr, w + ERNIC_WQE_LADDR);
+		put_unaligned_le32(flen, w + ERNIC_WQE_LENGTH);
+	}
+	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
+}
+
+/*
  * QP1: software builds the whole frame, Ethernet to the end of the MAD,
  * and posts it as a SEND; ERNIC appends the ICRC (PG332 ch.6, "QP1").
  */
@@ -399,7 +442,7 @@ static int ernic_build_gsi_frame(struct ernic_qp *qp,
 	struct ernic_dev *dev = qp->dev;
 	struct ernic_av *av;
 	u8 *f = qp->frames + slot * ERNIC_GSI_FRAME_SIZE;
-	u32 iphl, l4, pay, flen, qkey;
+	u32 iphl, l4, hlen, pay, flen, qkey;
 	u8 *p;
 	int n;
 
@@ -409,10 +452,8 @@ static int ernic_build_gsi_frame(struct ernic_qp *qp,
 	av = &container_of(ud->ah, struct ernic_ah, ibah)->av;
 	iphl = av->ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr);
 	l4 = ETH_HLEN + iphl;
-	n = ernic_copy_from_sges(dev, f + l4 + 8 + ERNIC_BTH_LEN +
-				 ERNIC_DETH_LEN, wr->sg_list, wr->num_sge,
-				 false, ERNIC_GSI_FRAME_SIZE - l4 - 8 -
-				 ERNIC_BTH_LEN - ERNIC_DETH_LEN);
+	hlen = l4 + 8 + ERNIC_BTH_LEN + ERNIC_DETH_LEN;
+	n = ernic_gsi_payload(qp, wr, f + hlen, ERNIC_GSI_FRAME_SIZE - hlen);
 	if (n < 0 || n % 4)
 		return -EINVAL;
 	pay = 8 + ERNIC_BTH_LEN + ERNIC_DETH_LEN + n + ERNIC_ICRC_LEN;
@@ -467,12 +508,7 @@ static int ernic_build_gsi_frame(struct ernic_qp *qp,
 	put_unaligned_be32(qkey, p);
 	put_unaligned_be32(qp->qpn, p + 4);
 
-	memset(w, 0, ERNIC_WQE_SIZE);
-	put_unaligned_le64(qp->frames_dma + slot * ERNIC_GSI_FRAME_SIZE,
-			   w + ERNIC_WQE_LADDR);
-	put_unaligned_le32(flen, w + ERNIC_WQE_LENGTH);
-	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
-	put_unaligned_le16(slot, w + ERNIC_WQE_WRID);
+	ernic_gsi_wqe(qp, wr, w, slot, hlen, flen);
 	s->opcode = IB_WC_SEND;
 	s->byte_len = n;
 	s->last = true;
@@ -697,6 +733,36 @@ static void ernic_copy_to_sges(struct ernic_dev *dev, struct ernic_rwqe *r,
 	wc->byte_len = off;
 }
 
+/* The status of a receive WQE's metadata entry @m. */
+static enum ib_wc_status ernic_rx_status(const u8 *m)
+{
+	switch (m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT) {
+	case ERNIC_RXMETA_ST_OK:
+		return IB_WC_SUCCESS;
+	case ERNIC_RXMETA_ST_LEN:
+		return IB_WC_LOC_LEN_ERR;
+	default:
+		return IB_WC_LOC_PROT_ERR;
+	}
+}
+
+/*
+ * A MAD the device placed into the WR's SGEs itself (ERNIC-X for QP1,
+ * docs/extension.md): the IP area as the "GRH", then the MAD; the
+ * metadata entry gives the length, the source QP and the IP version.
+ */
+static void ernic_gsi_recv_placed(struct ernic_qp *qp, struct ib_wc *wc)
+{
+	const u8 *m = qp->meta + qp->rq_seen * ERNIC_RXMETA_SIZE;
+
+	wc->status = ernic_rx_status(m);
+	wc->byte_len = get_unaligned_le32(m + ERNIC_RXMETA_LEN);
+	wc->src_qp = get_unaligned_le32(m + ERNIC_RXMETA_DATA) & 0xffffff;
+	wc->wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+	wc->network_hdr_type = m[ERNIC_RXMETA_FLAGS] & ERNIC_RXMETA_F_IPV6 ?
+			       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+}
+
 /*
  * A QP1 buffer: the 40-byte IP area (an IPv6 header, or 20 zero bytes and
  * the IPv4 header), UDP, BTH, DETH, the MAD. ib_mad wants the IP area
@@ -706,6 +772,11 @@ static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 			   const u8 *b, struct ib_wc *wc)
 {
 	u8 buf[ERNIC_GSI_RQ_ELEM];
+
+	if (qp->rx_wqe) {
+		ernic_gsi_recv_placed(qp, wc);
+		return;
+	}
 	const u8 *udp = b + ERNIC_GSI_IP_AREA;
 	u32 ulen = get_unaligned_be16(udp + 4);
 	u32 mlen;
@@ -773,16 +844,7 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 	}
 	/* The device has placed the data into the WR's SGEs itself. */
 	wc->byte_len = len;
-	switch (m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT) {
-	case ERNIC_RXMETA_ST_OK:
-		break;
-	case ERNIC_RXMETA_ST_LEN:
-		wc->status = IB_WC_LOC_LEN_ERR;
-		break;
-	default:
-		wc->status = IB_WC_LOC_PROT_ERR;
-		break;
-	}
+	wc->status = ernic_rx_status(m);
 }
 
 /* Receive completions: the RQ producer index, copied receive buffers. */

@@ -1141,6 +1141,192 @@ static void test_rinv_off(void)
 }
 
 /*
+ * QP1 with ERNIC-X (docs/extension.md, "QP1"): keyed SGEs gather a MAD
+ * frame, a receive WQE gets the IP area and the MAD, and the metadata
+ * entry the length, the source QP and the IP version.
+ */
+#define QP1_FEAT        (ERNIC_EXT_F_XWQE | ERNIC_EXT_F_RXMETA | \
+                         ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_QP1)
+#define QP1_HDRS        (F_EXT + 8)     /* Ethernet to the end of DETH */
+#define QP1_MAD         (DEV_BASE(0) + SRC_OFF + 0x1000)
+#define OPC_UD_SEND     0x64
+
+/* EXTCTRL while ERNIC is disabled, then QP1's block while it is. */
+static void qp1_ext(Rig *r, int i, uint32_t feat, uint32_t conf)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(1);
+
+    wr(r, i, ERNIC_EXTCTRL, feat);
+    g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, feat);
+    setup_global(r, i, 0);
+    wr(r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
+    wr(r, i, x + ERNIC_EXTQPCONF, conf);
+}
+
+/* Both devices' QP1, each with its ERNIC-X setting. */
+static Rig *qp1_pair(uint32_t feat0, uint32_t conf0, uint32_t feat1,
+                     uint32_t conf1)
+{
+    Rig *r = rig_start(NULL);
+
+    for (int i = 0; i < NDEV; i++) {
+        uint64_t b = DEV_BASE(i);
+        uint32_t q = ERNIC_QP_OFFSET(1);
+
+        qp1_ext(r, i, i ? feat1 : feat0, i ? conf1 : conf0);
+        wr(r, i, q + ERNIC_SQBA, b + GSI_SQ_OFF);
+        wr(r, i, q + ERNIC_CQBA, b + GSI_CQ_OFF);
+        wr(r, i, q + ERNIC_RQBA, b + GSI_RQ_OFF);
+        wr(r, i, q + ERNIC_QDEPTH, (64 << 16) | 16);
+        wr(r, i, q + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
+           ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
+           (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+    }
+    return r;
+}
+
+/*
+ * Device 0 sends a 256-byte MAD from QP1 to QP1: the frame without its
+ * ICRC at SRC_OFF, from one LADDR, or (@keyed) from two keyed SGEs, the
+ * headers at SRC_OFF and the MAD at QP1_MAD. Returns the frame's length
+ * with its ICRC; runs until device 1's QP1 has taken it.
+ */
+static size_t qp1_send(Rig *r, uint8_t *f, bool keyed)
+{
+    uint8_t deth[8], mad[256], w[ERNIC_XWQE_SIZE] = { 0 }, *g;
+    size_t len;
+
+    stl_be_p(deth, 0x80010000);
+    stl_be_p(deth + 4, 1);
+    fill(mad, sizeof(mad), 43);
+    len = build_frame(f, &r->d[0], &r->d[1], OPC_UD_SEND, 1, 0x77, false,
+                      deth, 8, mad, sizeof(mad));
+    w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+    if (keyed) {
+        qtest_memwrite(r->qts, DEV_BASE(0) + SRC_OFF, f, QP1_HDRS);
+        qtest_memwrite(r->qts, QP1_MAD, mad, sizeof(mad));
+        w[ERNIC_XWQE_NSGE] = 2;
+        g = &w[ERNIC_XWQE_SGE];
+        stq_le_p(g + ERNIC_SGE_ADDR, DEV_BASE(0) + SRC_OFF);
+        stl_le_p(g + ERNIC_SGE_LEN, QP1_HDRS);
+        g += ERNIC_SGE_SIZE;
+        stq_le_p(g + ERNIC_SGE_ADDR, QP1_MAD);
+        stl_le_p(g + ERNIC_SGE_LEN, sizeof(mad));
+    } else {
+        qtest_memwrite(r->qts, DEV_BASE(0) + SRC_OFF, f, len - 4);
+        stq_le_p(&w[ERNIC_WQE_LADDR], DEV_BASE(0) + SRC_OFF);
+        stl_le_p(&w[ERNIC_WQE_LENGTH], len - 4);
+    }
+    qtest_memwrite(r->qts, DEV_BASE(0) + GSI_SQ_OFF, w,
+                   keyed ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE);
+    wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
+    PUMP(r, NULL, rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) == 1);
+    g_assert_cmphex(rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==, 1);
+    return len;
+}
+
+/* A PG332 QP1 RQ buffer: 20 zero bytes, then the frame from IPv4 on. */
+static void assert_qp1_buffer(Rig *r, const uint8_t *f, size_t len)
+{
+    g_autofree uint8_t *want = g_malloc0(20 + len - 4 - F_IP);
+
+    memcpy(want + 20, f + F_IP, len - 4 - F_IP);
+    assert_mem(r, DEV_BASE(1) + GSI_RQ_OFF, want, 20 + len - 4 - F_IP);
+}
+
+/* Keyed SGEs gather the frame; a PG332 peer receives it whole. */
+static void test_qp1_gather(void)
+{
+    Rig *r = qp1_pair(QP1_FEAT, ERNIC_EXTQPCONF_XWQE, 0, 0);
+    uint8_t f[FRAME_MAX];
+    size_t len = qp1_send(r, f, true);
+
+    assert_qp1_buffer(r, f, len);
+    g_assert_cmphex(rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
+    rig_stop(r);
+}
+
+/* Device 1's receive WQE of two SGEs: @len0 bytes at RXA, 400 at RXC. */
+static void qp1_rwqe(Rig *r, uint32_t len0)
+{
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    stq_le_p(&w[ERNIC_SGE_ADDR], RXA);
+    stl_le_p(&w[ERNIC_SGE_LEN], len0);
+    stq_le_p(&w[ERNIC_SGE_SIZE + ERNIC_SGE_ADDR], RXC);
+    stl_le_p(&w[ERNIC_SGE_SIZE + ERNIC_SGE_LEN], len0 < 100 ? 0 : 400);
+    qtest_memwrite(r->qts, DEV_BASE(1) + GSI_RQ_OFF, w, sizeof(w));
+}
+
+/*
+ * A receive WQE gets the IP area (20 zero bytes and the IPv4 header) and
+ * the MAD, over its SGEs; the metadata: 296 bytes, UD SEND ONLY, IPv4,
+ * from QP1.
+ */
+static void test_qp1_place(void)
+{
+    Rig *r = qp1_pair(0, 0, QP1_FEAT,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    uint8_t f[FRAME_MAX], want[40 + 256] = { 0 };
+    g_autofree uint8_t *zero = g_malloc0(512);
+
+    qp1_rwqe(r, 100);
+    qp1_send(r, f, false);
+    memcpy(want + 20, f + F_IP, 20);
+    memcpy(want + 40, f + QP1_HDRS, 256);
+    assert_mem(r, RXA, want, 100);
+    assert_mem(r, RXA + 100, zero, 16);
+    assert_mem(r, RXC, want + 100, sizeof(want) - 100);
+    assert_mem(r, RXC + sizeof(want) - 100, zero, 400 + 100 - sizeof(want));
+    assert_meta(r, 0, sizeof(want), OPC_UD_SEND, 0, 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED, ==,
+                    ERNIC_INT_MAD_RECEIVED);
+    g_assert_cmphex(rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * A MAD longer than the WQE's SGEs completes the slot with status 1 and
+ * no data; QP1 is unreliable: no FATAL, and the next MAD is taken.
+ */
+static void test_qp1_short(void)
+{
+    Rig *r = qp1_pair(0, 0, QP1_FEAT,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    uint8_t f[FRAME_MAX];
+    g_autofree uint8_t *zero = g_malloc0(512);
+
+    qp1_rwqe(r, 64);
+    qp1_send(r, f, false);
+    assert_mem(r, RXA, zero, 512);
+    assert_meta(r, 0, 40 + 256, OPC_UD_SEND,
+                ERNIC_RXMETA_ST_LEN << ERNIC_RXMETA_STATUS_SHIFT, 1);
+    g_assert_cmphex(rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * Without the QP1 feature in EXTCTRL, QP1 is PG332's whatever its
+ * EXTQPCONF1 says: a 64-byte WQE from LADDR, a whole frame into the RQ
+ * buffer, no metadata.
+ */
+static void test_qp1_off(void)
+{
+    uint32_t feat = ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_QP1;
+    Rig *r = qp1_pair(feat, ERNIC_EXTQPCONF_XWQE, feat,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    uint8_t f[FRAME_MAX], m[ERNIC_RXMETA_SIZE], zero[ERNIC_RXMETA_SIZE] = { 0 };
+    size_t len = qp1_send(r, f, false);
+
+    assert_qp1_buffer(r, f, len);
+    qtest_memread(r->qts, META(0), m, sizeof(m));
+    g_assert_cmpmem(m, sizeof(m), zero, sizeof(zero));
+    rig_stop(r);
+}
+
+/*
  * One test per element of a table whose elements start with their name:
  * @prefix/<name>.
  */
@@ -1196,5 +1382,9 @@ int main(int argc, char **argv)
               ARRAY_SIZE(inv_refusals), sizeof(inv_refusals[0]),
               test_rinv_refused);
     qtest_add_func("/ernic/ext/rinv/off", test_rinv_off);
+    qtest_add_func("/ernic/ext/qp1/gather", test_qp1_gather);
+    qtest_add_func("/ernic/ext/qp1/place", test_qp1_place);
+    qtest_add_func("/ernic/ext/qp1/too-short", test_qp1_short);
+    qtest_add_func("/ernic/ext/qp1/off", test_qp1_off);
     return g_test_run();
 }

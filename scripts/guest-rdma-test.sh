@@ -68,7 +68,8 @@ fi
 if [ "$check" != 1 ]; then
     show_pair_transcript "two guests ran for ${ms} ms (TCG)"
 fi
-echo "1..$((14 + ${ERNIC_GUEST_IOMMU:+1}))"
+iommu_taps=${ERNIC_GUEST_IOMMU:+1}
+echo "1..$((14 + ${iommu_taps:-0}))"
 tap "both guests register the RDMA device" 'RDMA device ernic0' 4
 if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
     tap "both guests translate the device's DMA through the IOMMU" \

@@ -100,7 +100,8 @@ if [ "$check" != 1 ]; then
     show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
 fi
 taps() {
-    echo "1..$((5 + ${ERNIC_GUEST_IOMMU:+1}))"
+    local iommu_taps=${ERNIC_GUEST_IOMMU:+1}
+    echo "1..$((5 + ${iommu_taps:-0}))"
     if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
         tap "ernic's DMA is translated by the IOMMU" \
             'DMA: IOMMU domain DMA' 1

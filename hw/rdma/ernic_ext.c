@@ -268,8 +268,9 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
 /* Does QP @qpn report receives in its metadata ring? */
 bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn)
 {
-    /* QP1's buffers hold whole MADs with their headers: never for it. */
-    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_RXMETA) &&
+    /* QP1 only with the QP1 feature (docs/extension.md, "QP1"). */
+    return (qpn != ERNIC_QP_GSI || ernic_ext_on(c, ERNIC_EXT_F_QP1)) &&
+           ernic_ext_on(c, ERNIC_EXT_F_RXMETA) &&
            (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
             ERNIC_EXTQPCONF_RXMETA);
 }
@@ -295,7 +296,11 @@ bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
     m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
     m[ERNIC_RXMETA_FLAGS] = c->qp[qpn].rx_status <<
                             ERNIC_RXMETA_STATUS_SHIFT;
-    if (pkt->flags & ERNIC_OPF_IMM) {
+    if (qpn == ERNIC_QP_GSI) {
+        /* A MAD: where it came from, and how to read its IP area. */
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->deth_sqpn);
+        m[ERNIC_RXMETA_FLAGS] |= pkt->ipv6 ? ERNIC_RXMETA_F_IPV6 : 0;
+    } else if (pkt->flags & ERNIC_OPF_IMM) {
         m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_IMM;
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
     } else if ((pkt->flags & ERNIC_OPF_IETH) && c->qp[qpn].rx_inv) {
@@ -380,7 +385,8 @@ bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
 /* Are QP @qpn's SQ entries 128-byte WQEs with keyed SGEs? */
 bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn)
 {
-    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_XWQE) &&
+    return (qpn != ERNIC_QP_GSI || ernic_ext_on(c, ERNIC_EXT_F_QP1)) &&
+           ernic_ext_on(c, ERNIC_EXT_F_XWQE) &&
            (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
             ERNIC_EXTQPCONF_XWQE);
 }

@@ -364,10 +364,15 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
                       "not a RoCEv2 frame\n", len);
         return;
     }
-    /* Longer than SDATA (16 B) by the check above: always from LADDR. */
-    if (!ernic_dma_read(c, e->laddr, f, len)) {
+    /*
+     * Longer than SDATA (16 B) by the check above: from LADDR, or with
+     * ERNIC-X gathered from keyed SGEs (docs/extension.md, "QP1").
+     */
+    if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, 0, f, NULL, len) :
+                    ernic_dma_read(c, e->laddr, f, len))) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
-                      PRIx64 " failed\n", e->laddr);
+                      PRIx64 " failed\n", e->nsge ? e->sge[0].a.addr :
+                      e->laddr);
         return;
     }
     stl_le_p(f + len, 0);

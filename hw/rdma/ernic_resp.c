@@ -225,7 +225,8 @@ static bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
     uint64_t db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD,
                                 ERNIC_RQWPTRDBADDMSB);
     uint64_t next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                    (uint64_t)pi * qp->rq_size;
+                    (uint64_t)pi * (qp->rx_wqe ? ERNIC_RWQE_SIZE :
+                                                 qp->rq_size);
     uint8_t buf[4];
     bool ok = true;
 
@@ -769,11 +770,53 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 }
 
 /*
+ * An ERNIC-X receive WQE of QP1 (docs/extension.md, "QP1") gets the IP
+ * area and the MAD, as a UD receive's 40-byte GRH and payload, and the
+ * metadata entry the length, the source QP and the IP version. A refused
+ * WQE completes its slot with the status and no data: QP1 is unreliable,
+ * so there is no NAK and no FATAL. False when the MAD is dropped (the WQE
+ * or a DMA failed).
+ */
+static bool ernic_resp_gsi_place(ErnicCore *c, const ErnicPkt *pkt,
+                                 const uint8_t *area)
+{
+    ErnicQP *qp = &c->qp[ERNIC_QP_GSI];
+    uint32_t qpn = ERNIC_QP_GSI;
+    uint32_t len = ERNIC_GSI_IP_AREA + pkt->paylen;
+
+    if (!ernic_ext_rx_take(c, qpn, qp->rq_addr)) {
+        return false;
+    }
+    if (!qp->rx_status && len > qp->rq_size) {
+        qp->rx_status = ERNIC_RXMETA_ST_LEN;
+    }
+    if (!qp->rx_status &&
+        (!ernic_ext_rx_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
+         !ernic_ext_rx_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
+                             pkt->paylen))) {
+        return false;
+    }
+    return ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, len);
+}
+
+/* PG332's QP1 RQ buffer: the IP area, then UDP to the end of the MAD. */
+static bool ernic_resp_gsi_copy(ErnicCore *c, const ErnicPkt *pkt,
+                                const uint8_t *area, size_t iphl, size_t rest)
+{
+    ErnicQP *qp = &c->qp[ERNIC_QP_GSI];
+
+    return ernic_dma_write(c, qp->rq_addr, area, ERNIC_GSI_IP_AREA) &&
+           ernic_dma_write(c, qp->rq_addr + ERNIC_GSI_IP_AREA,
+                           pkt->frame + pkt->l3 + iphl, rest);
+}
+
+/*
  * QP1 receives MADs: the RQ buffer gets a 40-byte IP area (an IPv6 header,
  * or 20 zero bytes and an IPv4 header), then UDP, BTH, DETH and the MAD
- * (docs/engine.md; the layout the Xilinx drivers parse). There is no ACK:
- * QP1 traffic is unreliable datagrams, a full RQ drops the MAD, and so
- * does a failed DMA (traced).
+ * (docs/engine.md; the layout the Xilinx drivers parse), or with ERNIC-X
+ * the receive WQE the IP area and the MAD. There is no ACK: QP1 traffic
+ * is unreliable datagrams, and a full RQ, a MAD too long for a PG332
+ * buffer or a failed DMA drops the MAD (traced).
  */
 void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
 {
@@ -781,17 +824,17 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
     uint32_t qpn = ERNIC_QP_GSI;
     size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t rest = pkt->len - ERNIC_ICRC_LEN - pkt->l3 - iphl;
-    uint8_t zero[ERNIC_GSI_IP_AREA] = { 0 };
+    uint8_t area[ERNIC_GSI_IP_AREA] = { 0 };
 
     if (pkt->opcode != IB_OPC_UD_SEND_ONLY || !ernic_rq_take(c, qpn) ||
-        ERNIC_GSI_IP_AREA + rest > qp->rq_size) {
+        (!qp->rx_wqe && ERNIC_GSI_IP_AREA + rest > qp->rq_size)) {
         trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
         ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
-    if (!ernic_dma_write(c, qp->rq_addr, zero, ERNIC_GSI_IP_AREA - iphl) ||
-        !ernic_dma_write(c, qp->rq_addr + ERNIC_GSI_IP_AREA - iphl,
-                         pkt->frame + pkt->l3, iphl + rest)) {
+    memcpy(area + ERNIC_GSI_IP_AREA - iphl, pkt->frame + pkt->l3, iphl);
+    if (!(qp->rx_wqe ? ernic_resp_gsi_place(c, pkt, area) :
+                       ernic_resp_gsi_copy(c, pkt, area, iphl, rest))) {
         trace_ernic_qp_dma_fault(qpn, "a MAD");
         return;
     }

@@ -38,11 +38,13 @@
 #define ERNIC_EXT_F_RINV                (1u << 3)   /* remote invalidation */
 #define ERNIC_EXT_F_XWQE                (1u << 4)   /* keyed SGEs */
 #define ERNIC_EXT_F_RXWQE               (1u << 5)   /* receive WQEs */
+#define ERNIC_EXT_F_QP1                 (1u << 6)   /* QP1 takes XWQE, RXWQE */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_XWQE | \
-                                         ERNIC_EXT_F_RXWQE)
+                                         ERNIC_EXT_F_RXWQE | \
+                                         ERNIC_EXT_F_QP1)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV)
 
@@ -52,7 +54,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0000003f, 0x0000003f, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0000007f, 0x0000007f, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -129,9 +131,10 @@ enum {
 #define ERNIC_RXMETA_LEN                0       /* 4 bytes, little-endian */
 #define ERNIC_RXMETA_OPCODE             4       /* BTH opcode, last packet */
 #define ERNIC_RXMETA_FLAGS              5
-#define ERNIC_RXMETA_DATA               8       /* ImmDt or invalidated key */
+#define ERNIC_RXMETA_DATA               8       /* ImmDt, key; QP1: source QP */
 #define ERNIC_RXMETA_F_IMM              (1u << 0)   /* DATA is ImmDt */
 #define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
+#define ERNIC_RXMETA_F_IPV6             (1u << 2)   /* QP1: an IPv6 header */
 #define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
 #define ERNIC_RXMETA_ST_OK              0
 #define ERNIC_RXMETA_ST_LEN             1   /* longer than the SGEs */
