@@ -336,8 +336,8 @@ static void act_pdt(Fuzz *z)
  */
 static void act_ext_qp(Fuzz *z, int dev)
 {
-    uint32_t qpn = chance(z, 60) ? (dev ? QPN_B : QPN_A) :
-                   1 + below(z, z->num_qp + 1);
+    uint32_t qpn = chance(z, 50) ? (dev ? QPN_B : QPN_A) :
+                   chance(z, 40) ? ERNIC_QP_GSI : 1 + below(z, z->num_qp + 1);
     uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
     uint32_t conf = qrd(z->r, dev, qpn, ERNIC_QPCONF);
     uint64_t ba = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x100000)
