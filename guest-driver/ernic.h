@@ -60,6 +60,18 @@ struct ernic_eth_ring {
 #define ERNIC_DMA_MR_LEN	((1ull << 48) - 1)
 /* Pages of a fast-registration MR: a 4 KiB page list (ERNIC-X). */
 #define ERNIC_MAX_FR_PAGES	512
+/*
+ * Pages of a user MR: its page list is one coherent allocation of 8 B a
+ * page (2 MiB at most). Pages are as large as the memory allows (4 KiB to
+ * 1 GiB, the page shifts ERNIC-X takes), so this bounds the list, not
+ * the region.
+ */
+#define ERNIC_MAX_USER_PAGES	(1u << 18)
+/*
+ * Inline data beyond SDATA's 16 bytes (ERNIC-X QPs): copied into a
+ * per-slot buffer of the driver's, which the WQE names by an SGE.
+ */
+#define ERNIC_MAX_INLINE	256
 
 struct ernic_pd {
 	struct ib_pd ibpd;
@@ -69,6 +81,7 @@ struct ernic_pd {
 struct ernic_mr {
 	struct ib_mr ibmr;
 	u32 idx;			/* PD/MR or extended table entry */
+	struct ib_umem *umem;		/* a user MR's pinned pages */
 	/* A fast-registration MR's page list (ERNIC-X) */
 	__le64 *pages;
 	dma_addr_t pages_dma;
@@ -131,6 +144,7 @@ struct ernic_qp {
 	spinlock_t lock;		/* state, SQ and RQ software indices */
 	enum ib_qp_state state;
 	bool sq_held;			/* SQD: SQPIi not rung */
+	bool user;			/* created through uverbs */
 	bool sq_sig_all;
 
 	/* SQ (64-byte WQEs) and its CQ (4-byte CQEs), same depth. */
@@ -142,6 +156,9 @@ struct ernic_qp {
 	u32 sq_wqes_per_wr;		/* SQ slots kept for each send WR */
 	bool xwqe;			/* ERNIC-X: 128-byte WQEs, keyed SGEs */
 	u32 wqe_size;			/* SQ entry: 64, or 128 with xwqe */
+	u32 max_inline;			/* inline data a WR may carry */
+	u8 *inl;			/* ERNIC_MAX_INLINE per SQ slot, or NULL */
+	dma_addr_t inl_dma;
 	u32 sq_pi;			/* next slot to post */
 	u32 sq_ci;			/* next slot to complete */
 	struct ernic_swqe *swqe;
@@ -230,6 +247,11 @@ struct ernic_dev {
 	struct ernic_eth_ring tx;
 	struct ernic_eth_ring rx;
 	spinlock_t tx_lock;		/* tx.head */
+};
+
+/* A user-space context (uverbs): nothing of the device is mapped. */
+struct ernic_ucontext {
+	struct ib_ucontext ibuc;
 };
 
 static inline u32 ernic_rd(struct ernic_dev *dev, u32 off)
@@ -331,6 +353,14 @@ int ernic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int ernic_fill_local_wqe(const struct ib_send_wr *wr, u8 *w, u32 slot);
 int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* ernic_uverbs.c: what user space may ask of the device */
+bool ernic_user_capable(struct ernic_dev *dev);
+int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
+void ernic_dealloc_ucontext(struct ib_ucontext *uctx);
+int ernic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr);
+int ernic_user_check_recv(const struct ib_recv_wr *wr);
 
 /* ernic_cq.c */
 int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

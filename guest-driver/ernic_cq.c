@@ -18,10 +18,14 @@ int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
 
-	if (attr->flags || udata)
+	/* A user CQ is the same list: uverbs polls it through poll_cq. */
+	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > 0xffff)
+	if (attr->cqe < 1 || attr->cqe > 0xffff) {
+		ibdev_dbg(ibcq->device, "CQ of %d entries refused\n",
+			  attr->cqe);
 		return -EINVAL;
+	}
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->sq_qps);
 	INIT_LIST_HEAD(&cq->rq_qps);

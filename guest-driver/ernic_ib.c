@@ -241,10 +241,12 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.add_gid = ernic_add_gid,
 	.alloc_mr = ernic_alloc_mr,
 	.alloc_pd = ernic_alloc_pd,
+	.alloc_ucontext = ernic_alloc_ucontext,
 	.create_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
 	.create_qp = ernic_create_qp,
 	.dealloc_pd = ernic_dealloc_pd,
+	.dealloc_ucontext = ernic_dealloc_ucontext,
 	.del_gid = ernic_del_gid,
 	.dereg_mr = ernic_dereg_mr,
 	.destroy_ah = ernic_destroy_ah,
@@ -254,6 +256,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.get_link_layer = ernic_get_link_layer,
 	.get_port_immutable = ernic_get_port_immutable,
 	.map_mr_sg = ernic_map_mr_sg,
+	.mmap = ernic_mmap,
 	.modify_qp = ernic_modify_qp,
 	.poll_cq = ernic_poll_cq,
 	.post_recv = ernic_post_recv,
@@ -270,6 +273,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, ernic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, ernic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, ernic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, ernic_ucontext, ibuc),
 };
 
 int ernic_ib_register(struct ernic_dev *dev)
@@ -286,6 +290,15 @@ int ernic_ib_register(struct ernic_dev *dev)
 		sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, dev->netdev->dev_addr);
 	ib_set_device_ops(ibdev, &ernic_dev_ops);
+	/*
+	 * The provider posts and polls through these uverbs commands, as
+	 * rxe rings its doorbell (ernic_uverbs.c); ib_core enables them only
+	 * for drivers that ask.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 
 	ret = ib_device_set_netdev(ibdev, dev->netdev, 1);
 	if (ret)

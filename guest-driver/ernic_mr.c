@@ -13,6 +13,8 @@
 
 #include <linux/module.h>
 #include <linux/random.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
 
 #include "ernic.h"
 
@@ -191,6 +193,9 @@ static struct ernic_mr *ernic_mr_new(struct ernic_dev *dev)
 
 static void ernic_mr_free(struct ernic_dev *dev, struct ernic_mr *mr)
 {
+	/* After the entry is freed: the device no longer reaches the pages. */
+	if (mr->umem)
+		ib_umem_release(mr->umem);
 	if (mr->pages)
 		dma_free_coherent(&dev->pdev->dev, mr->max_pages * sizeof(u64),
 				  mr->pages, mr->pages_dma);
@@ -238,12 +243,82 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
+/* Access a user MR may ask for; the optional bits may be ignored. */
+#define ERNIC_USER_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_OPTIONAL)
+/* Page sizes of a page list: shifts 12 to 30 (docs/extension.md). */
+#define ERNIC_USER_PGSZ		GENMASK_ULL(ERNIC_MR_PAGE_SHIFT_MAX, \
+					    ERNIC_MR_PAGE_SHIFT_MIN)
+
+/* The page list of @mr's pinned memory, in pages of @pgsz. */
+static int ernic_umem_pages(struct ernic_dev *dev, struct ernic_mr *mr,
+			    unsigned long pgsz)
+{
+	struct ib_block_iter biter;
+	size_t n = ib_umem_num_dma_blocks(mr->umem, pgsz);
+
+	if (!n || n > ERNIC_MAX_USER_PAGES)
+		return -EINVAL;
+	mr->max_pages = n;
+	mr->pages = dma_alloc_coherent(&dev->pdev->dev, n * sizeof(u64),
+				       &mr->pages_dma, GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	rdma_umem_for_each_dma_block(mr->umem, &biter, pgsz)
+		mr->pages[mr->npages++] =
+			cpu_to_le64(rdma_block_iter_dma_address(&biter));
+	return 0;
+}
+
+/*
+ * A user MR (uverbs): the pinned pages of [start, start + len) as a page
+ * list of the extended table, at the process's IOVA, in the largest
+ * pages the memory allows. Its keys are the device's to check on every
+ * access (ernic_uverbs.c).
+ */
 struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				u64 iova, int access, struct ib_udata *udata)
 {
-	/* User-space memory needs the rdma-core provider (a later issue). */
-	ibdev_dbg(ibpd->device, "user MRs are not supported yet\n");
-	return ERR_PTR(-EOPNOTSUPP);
+	struct ernic_dev *dev = to_edev(ibpd->device);
+	struct ernic_ext_mr m = {
+		.state = ERNIC_MR_VALID,
+		.pdn = to_epd(ibpd)->pdn,
+		.iova = iova,
+		.len = len,
+	};
+	unsigned long pgsz;
+	struct ernic_mr *mr;
+	int ret;
+
+	if (!(dev->ext & ERNIC_EXT_F_MR) || (access & ~ERNIC_USER_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = ernic_mr_new(dev);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->umem = ib_umem_get(ibpd->device, start, len, access);
+	if (IS_ERR(mr->umem)) {
+		ret = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto err;
+	}
+	pgsz = ib_umem_find_best_pgsz(mr->umem, ERNIC_USER_PGSZ, iova);
+	ret = pgsz ? ernic_umem_pages(dev, mr, pgsz) : -EINVAL;
+	if (ret)
+		goto err;
+	m.key = mr->ibmr.lkey & 0xff;
+	m.acc = ernic_mracc(access) | ilog2(pgsz) << ERNIC_MRACC_SHIFT_SHIFT;
+	m.pbl = mr->pages_dma;
+	m.npages = mr->npages;
+	ret = ernic_ext_mr_write(dev, mr->idx, &m);
+	if (ret)
+		goto err;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
+	mr->ibmr.page_size = pgsz;
+	return &mr->ibmr;
+err:
+	ernic_mr_free(dev, mr);
+	return ERR_PTR(ret);
 }
 
 /*

@@ -299,6 +299,13 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
 					      ERNIC_RXMETA_SIZE,
 					      &qp->meta_dma, GFP_KERNEL);
+	if (qp->max_inline > ERNIC_WQE_SDATA_MAX) {
+		qp->inl = dma_alloc_coherent(d, (size_t)qp->sq_depth *
+					     ERNIC_MAX_INLINE, &qp->inl_dma,
+					     GFP_KERNEL);
+		if (!qp->inl)
+			return -ENOMEM;
+	}
 	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
 	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
 	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta))
@@ -325,6 +332,9 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 	if (qp->meta)
 		dma_free_coherent(d, qp->rq_depth * ERNIC_RXMETA_SIZE,
 				  qp->meta, qp->meta_dma);
+	if (qp->inl)
+		dma_free_coherent(d, (size_t)qp->sq_depth * ERNIC_MAX_INLINE,
+				  qp->inl, qp->inl_dma);
 	kfree(qp->swqe);
 	kfree(qp->rwqe);
 }
@@ -360,6 +370,55 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0));
 }
 
+/*
+ * Inline data a QP can carry: none on QP1; up to 16 bytes of SEND data in
+ * SDATA (PG332 Table 2-1); with ERNIC-X keyed SGEs, a consumer that asks
+ * for inline data gets ERNIC_MAX_INLINE bytes of SEND or WRITE data
+ * through a per-slot buffer (ernic_wr.c).
+ */
+static u32 ernic_qp_inline(struct ernic_dev *dev,
+			   const struct ib_qp_init_attr *init)
+{
+	if (init->qp_type == IB_QPT_GSI)
+		return 0;
+	if ((dev->ext & ERNIC_EXT_F_XWQE) && init->cap.max_inline_data)
+		return ERNIC_MAX_INLINE;
+	return ERNIC_WQE_SDATA_MAX;
+}
+
+/*
+ * What the device can make of @init. A user QP (uverbs) is an RC QP on a
+ * device whose ERNIC-X lets it touch only registered memory
+ * (ernic_uverbs.c).
+ */
+static int ernic_qp_check_init(struct ernic_dev *dev,
+			       const struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+	bool gsi = init->qp_type == IB_QPT_GSI;
+
+	if (udata && (!ernic_user_capable(dev) ||
+		      init->qp_type != IB_QPT_RC)) {
+		ibdev_dbg(&dev->ibdev, "user QPs are RC QPs with ERNIC-X\n");
+		return -EOPNOTSUPP;
+	}
+	if ((init->qp_type != IB_QPT_RC && !gsi) || init->srq ||
+	    init->create_flags)
+		return -EOPNOTSUPP;
+	if (!cap->max_send_wr || cap->max_send_wr > ERNIC_MAX_QP_WR ||
+	    !cap->max_recv_wr || cap->max_recv_wr > ERNIC_MAX_QP_WR ||
+	    cap->max_send_sge >
+	    (gsi ? ERNIC_GSI_SEND_SGE : ERNIC_MAX_RW_SGE) ||
+	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||
+	    cap->max_inline_data > max(ernic_qp_inline(dev, init),
+				       (u32)ERNIC_WQE_SDATA_MAX)) {
+		ibdev_dbg(&dev->ibdev, "QP capabilities beyond the device's\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -371,20 +430,9 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int ret;
 
-	if (udata)
-		return -EOPNOTSUPP;
-	if ((init->qp_type != IB_QPT_RC && !gsi) || init->srq ||
-	    init->create_flags)
-		return -EOPNOTSUPP;
-	if (!cap->max_send_wr || cap->max_send_wr > ERNIC_MAX_QP_WR ||
-	    !cap->max_recv_wr || cap->max_recv_wr > ERNIC_MAX_QP_WR ||
-	    cap->max_send_sge >
-	    (gsi ? ERNIC_GSI_SEND_SGE : ERNIC_MAX_RW_SGE) ||
-	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||
-	    cap->max_inline_data > ERNIC_WQE_SDATA_MAX) {
-		ibdev_dbg(&dev->ibdev, "QP capabilities beyond the device's\n");
-		return -EINVAL;
-	}
+	ret = ernic_qp_check_init(dev, init, udata);
+	if (ret)
+		return ret;
 
 	spin_lock_irqsave(&dev->fatal_lock, flags);
 	if (gsi) {
@@ -407,6 +455,8 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->fatal_work, ernic_qp_fatal_work);
 	INIT_WORK(&qp->flush_work, ernic_qp_flush_work);
 	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->max_inline = ernic_qp_inline(dev, init);
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	/*
 	 * Queue depths are powers of two; a ring holds depth - 1 entries.
@@ -452,7 +502,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	cap->max_send_wr = (qp->sq_depth - 1) / qp->sq_wqes_per_wr;
 	cap->max_recv_wr = qp->rq_depth - 1;
-	cap->max_inline_data = gsi ? 0 : ERNIC_WQE_SDATA_MAX;
+	cap->max_inline_data = qp->max_inline;
 	return 0;
 
 err:
@@ -744,8 +794,7 @@ int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 				 qp->xwqe ? ERNIC_XWQE_SGES :
 				 qp->sq_wqes_per_wr;
 	attr->cap.max_recv_sge = ERNIC_MAX_RECV_SGE;
-	attr->cap.max_inline_data = qp->qpn == ERNIC_QP_GSI ? 0 :
-				    ERNIC_WQE_SDATA_MAX;
+	attr->cap.max_inline_data = qp->max_inline;
 	memset(&attr->ah_attr, 0, sizeof(attr->ah_attr));
 	if (qp->qpn != ERNIC_QP_GSI && qp->state != IB_QPS_RESET &&
 	    qp->state != IB_QPS_INIT) {

@@ -95,9 +95,9 @@ static int ernic_dma_write(struct ernic_dev *dev, u64 addr, const void *src,
 	return 0;
 }
 
+/* The SGEs' bytes, from bus addresses as the device reads them. */
 static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
-				const struct ib_sge *sg, int n, bool inl,
-				u32 max)
+				const struct ib_sge *sg, int n, u32 max)
 {
 	u32 off = 0;
 	int i;
@@ -105,11 +105,7 @@ static int ernic_copy_from_sges(struct ernic_dev *dev, void *dst,
 	for (i = 0; i < n; i++) {
 		if (sg[i].length > max - off)
 			return -EINVAL;
-		if (inl)
-			memcpy(dst + off, (void *)(uintptr_t)sg[i].addr,
-			       sg[i].length);
-		else if (ernic_dma_read(dev, sg[i].addr, dst + off,
-					sg[i].length))
+		if (ernic_dma_read(dev, sg[i].addr, dst + off, sg[i].length))
 			return -EINVAL;
 		off += sg[i].length;
 	}
@@ -210,6 +206,22 @@ static u32 ernic_rc_slots(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	return max(n, 1u);
 }
 
+/*
+ * Inline data: a SEND of up to 16 bytes travels in SDATA (PG332 Table
+ * 2-1). With ERNIC-X keyed SGEs and an inline buffer, a SEND or WRITE of
+ * up to max_inline bytes is copied into the slot's part of that buffer,
+ * which the WQE names with L_Key 0 (a bus address of the driver's own).
+ */
+static bool ernic_inline_ok(struct ernic_qp *qp, u8 op, u64 len)
+{
+	if (op == ERNIC_OP_READ || len > qp->max_inline)
+		return false;
+	if (op == ERNIC_OP_WRITE || op == ERNIC_OP_WRITE_IMM ||
+	    len > ERNIC_WQE_SDATA_MAX)
+		return qp->inl;
+	return true;
+}
+
 static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 			     u8 op)
 {
@@ -231,9 +243,8 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	if (send && wr->num_sge > 1 && len > ERNIC_WQE_SDATA_MAX &&
 	    !qp->xwqe)
 		return -EINVAL;
-	if ((wr->send_flags & IB_SEND_INLINE) &&
-	    (!send || len > ERNIC_WQE_SDATA_MAX))
-		return -EINVAL;
+	if (wr->send_flags & IB_SEND_INLINE)
+		return ernic_inline_ok(qp, op, len) ? 0 : -EINVAL;
 	return 0;
 }
 
@@ -268,9 +279,26 @@ static void ernic_put_sges(u8 *w, const struct ib_send_wr *wr)
 	ernic_put_sge_list(w + ERNIC_XWQE_SGE, wr->sg_list, wr->num_sge);
 }
 
+/*
+ * An inline WR's data, gathered before the WQE is written, goes to the
+ * slot's inline buffer; the WQE's one SGE names it (ernic_inline_ok()).
+ */
+static void ernic_put_inline(struct ernic_qp *qp, u8 *w, u32 slot,
+			     const u8 *inl, u32 len)
+{
+	struct ib_sge sge = {
+		.addr = qp->inl_dma + (u64)slot * ERNIC_MAX_INLINE,
+		.length = len,
+	};
+
+	memcpy(qp->inl + (size_t)slot * ERNIC_MAX_INLINE, inl, len);
+	w[ERNIC_XWQE_NSGE] = 1;
+	ernic_put_sge_list(w + ERNIC_XWQE_SGE, &sge, 1);
+}
+
 /* A SEND, SEND with Immediate or with Invalidate: one WQE. */
 static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
-			      u8 op, u32 slot)
+			      u8 op, u32 slot, const u8 *inl)
 {
 	u8 *w = qp->sq + slot * qp->wqe_size;
 	u32 len = ernic_sge_total(wr->sg_list, wr->num_sge);
@@ -279,15 +307,18 @@ static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 	ernic_fill_wqe(w, qp->wqe_size, slot, op,
 		       wr->num_sge ? wr->sg_list[0].addr : 0, len, 0, rtag);
-	if (qp->xwqe && !(wr->send_flags & IB_SEND_INLINE)) {
+	if (inl && len <= ERNIC_WQE_SDATA_MAX) {
+		/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
+		memcpy(w + ERNIC_WQE_SDATA, inl, len);
+	} else if (inl) {
+		ernic_put_inline(qp, w, slot, inl, len);
+	} else if (qp->xwqe) {
 		/* The device gathers the SGEs: no CPU copy. */
 		ernic_put_sges(w, wr);
 	} else if (len <= ERNIC_WQE_SDATA_MAX &&
 		   ernic_copy_from_sges(qp->dev, w + ERNIC_WQE_SDATA,
 					wr->sg_list, wr->num_sge,
-					wr->send_flags & IB_SEND_INLINE,
 					ERNIC_WQE_SDATA_MAX) < 0) {
-		/* SEND data of up to 16 bytes travels in the WQE (SDATA). */
 		return -EINVAL;
 	}
 	if (wr->opcode == IB_WR_SEND_WITH_IMM)
@@ -302,7 +333,7 @@ static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
  * (its completion, and a WRITE's immediate data).
  */
 static void ernic_post_rc_rw(struct ernic_qp *qp, const struct ib_send_wr *wr,
-			     u8 op, u32 slot, u32 nslots)
+			     u8 op, u32 slot, u32 nslots, const u8 *inl)
 {
 	const struct ib_rdma_wr *rw = rdma_wr(wr);
 	u64 raddr = rw->remote_addr;
@@ -315,7 +346,12 @@ static void ernic_post_rc_rw(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 		ernic_fill_wqe(w, qp->wqe_size, slot, op, 0, 0, raddr,
 			       rw->rkey);
-		ernic_put_sges(w, wr);
+		if (inl)
+			ernic_put_inline(qp, w, slot, inl,
+					 ernic_sge_total(wr->sg_list,
+							 wr->num_sge));
+		else
+			ernic_put_sges(w, wr);
 		if (op == ERNIC_OP_WRITE_IMM)
 			put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
 					   w + ERNIC_WQE_IMMDT);
@@ -346,8 +382,12 @@ static void ernic_post_rc_rw(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	}
 }
 
-/* Post an RC WR at SQPI; -ENOMEM when the SQ has no room for it. */
-static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
+/*
+ * Post an RC WR at SQPI; -ENOMEM when the SQ has no room for it. @inl is
+ * its inline data, already gathered, or NULL.
+ */
+static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			    const u8 *inl)
 {
 	u32 slot = qp->sq_pi, nslots, last;
 	struct ernic_swqe *s;
@@ -366,7 +406,7 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	s = &qp->swqe[last];
 	s->opcode = qp->swqe[slot].opcode;
 	if (ernic_op_is_rw(op)) {
-		ernic_post_rc_rw(qp, wr, op, slot, nslots);
+		ernic_post_rc_rw(qp, wr, op, slot, nslots, inl);
 	} else if (ernic_op_is_local(op)) {
 		ret = ernic_fill_local_wqe(wr, qp->sq + slot * qp->wqe_size,
 					   slot);
@@ -374,7 +414,7 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 			return ret;
 		s->last = true;
 	} else {
-		ret = ernic_post_rc_send(qp, wr, op, slot);
+		ret = ernic_post_rc_send(qp, wr, op, slot, inl);
 		if (ret)
 			return ret;
 		s->last = true;
@@ -398,7 +438,7 @@ static int ernic_gsi_payload(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 	if (!qp->xwqe)
 		return ernic_copy_from_sges(qp->dev, dst, wr->sg_list,
-					    wr->num_sge, false, max);
+					    wr->num_sge, max);
 	n = ernic_sge_total(wr->sg_list, wr->num_sge);
 	return n > max ? -EINVAL : n;
 }
@@ -534,31 +574,89 @@ static int ernic_post_gsi_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	return 0;
 }
 
+/* IBTA 10.8.2: posting to the SQ before RTS is an immediate error. */
+static bool ernic_sq_open(struct ernic_qp *qp)
+{
+	return qp->state == IB_QPS_RTS || qp->state == IB_QPS_SQD ||
+	       qp->state == IB_QPS_SQE || qp->state == IB_QPS_ERR;
+}
+
+/*
+ * An inline WR's data into @inl. A user QP's WR names user memory, read
+ * with copy_from_user() in the caller's context (uverbs' post_send), so
+ * this runs before qp->lock is taken.
+ */
+static int ernic_gather_inline(struct ernic_qp *qp,
+			       const struct ib_send_wr *wr, u8 *inl)
+{
+	u64 len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	u32 off = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE ||
+	    len > qp->max_inline)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sg = &wr->sg_list[i];
+
+		if (!qp->user)
+			memcpy(inl + off, (void *)(uintptr_t)sg->addr,
+			       sg->length);
+		else if (copy_from_user(inl + off,
+					u64_to_user_ptr(sg->addr),
+					sg->length))
+			return -EFAULT;
+		off += sg->length;
+	}
+	return 0;
+}
+
+/* One WR at SQPI, with qp->lock held; @inl as ernic_post_rc_wr(). */
+static int ernic_post_one_send(struct ernic_qp *qp,
+			       const struct ib_send_wr *wr, const u8 *inl)
+{
+	if (!ernic_sq_open(qp))
+		return -EINVAL;
+	if (qp->qpn == ERNIC_QP_GSI)
+		return ernic_post_gsi_wr(qp, wr);
+	return ernic_post_rc_wr(qp, wr, inl);
+}
+
 int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
+	u8 inl[ERNIC_MAX_INLINE];
 	unsigned long flags;
+	bool posted = false;
 	int ret = 0;
 
-	spin_lock_irqsave(&qp->lock, flags);
-	/* IBTA 10.8.2: posting to the SQ before RTS is an immediate error. */
-	if (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
-	    qp->state != IB_QPS_SQE && qp->state != IB_QPS_ERR) {
-		ret = -EINVAL;
-		goto out;
-	}
 	for (; wr; wr = wr->next) {
-		ret = qp->qpn == ERNIC_QP_GSI ? ernic_post_gsi_wr(qp, wr) :
-						ernic_post_rc_wr(qp, wr);
+		bool has_inl = wr->send_flags & IB_SEND_INLINE;
+
+		if (qp->user)
+			ret = ernic_user_check_send(qp, wr);
+		if (!ret && has_inl)
+			ret = ernic_gather_inline(qp, wr, inl);
 		if (ret)
 			break;
+		spin_lock_irqsave(&qp->lock, flags);
+		ret = ernic_post_one_send(qp, wr, has_inl ? inl : NULL);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (ret)
+			break;
+		posted = true;
 	}
-	ernic_ring_sq(qp);
-out:
-	if (ret)
+	if (posted) {
+		spin_lock_irqsave(&qp->lock, flags);
+		ernic_ring_sq(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
+	if (ret) {
 		*bad_wr = wr;
-	spin_unlock_irqrestore(&qp->lock, flags);
+		ibdev_dbg(ibqp->device, "QP%u: send WR refused (%d)\n",
+			  qp->qpn, ret);
+	}
 	return ret;
 }
 
@@ -600,7 +698,8 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	for (; wr; wr = wr->next) {
 		struct ernic_rwqe *r;
 
-		if (wr->num_sge > ERNIC_MAX_RECV_SGE) {
+		if (wr->num_sge > ERNIC_MAX_RECV_SGE ||
+		    (qp->user && ernic_user_check_recv(wr))) {
 			ret = -EINVAL;
 			break;
 		}
@@ -626,8 +725,11 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	if (qp->state == IB_QPS_ERR)
 		queue_work(system_wq, &qp->flush_work);
 out:
-	if (ret)
+	if (ret) {
 		*bad_wr = wr;
+		ibdev_dbg(ibqp->device, "QP%u: receive WR refused (%d)\n",
+			  qp->qpn, ret);
+	}
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return ret;
 }

@@ -36,6 +36,8 @@ up_and_ping() {
 }
 
 insmod /ib_core.ko || fail "insmod ib_core.ko"
+# ernic.ko needs ib_uverbs (user MRs: ib_umem).
+insmod /ib_uverbs.ko || fail "insmod ib_uverbs.ko"
 insmod /ernic.ko || fail "insmod ernic.ko"
 up_and_ping
 rmmod ernic || fail "rmmod ernic"

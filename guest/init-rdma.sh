@@ -62,7 +62,7 @@ load_ernic() {
     done
 }
 
-for m in ib_core ib_cm iw_cm configfs rdma_cm; do
+for m in ib_core ib_uverbs ib_cm iw_cm configfs rdma_cm; do
     insmod "/$m.ko" || fail "insmod $m.ko"
 done
 # rdma-core's libraries and tools are in the image for user-space verbs

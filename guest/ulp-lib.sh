@@ -59,7 +59,9 @@ rdma_up() {
     if [ "$rdev" = ernic ]; then
         # No rq_buf_size: with ERNIC-X receive WQEs the device places
         # each SEND into the receive WR's own buffer, whatever its size.
-        insmod /ernic.ko || fail "insmod ernic.ko"
+        load ib_uverbs  # ernic.ko's user MRs (ib_umem)
+        # shellcheck disable=SC2086 # ernic_args: module parameters
+        insmod /ernic.ko ${ernic_args:-} || fail "insmod ernic.ko"
     else
         # rxe asks the crypto API for "crc32" (a soft dependency).
         load virtio_pci virtio_net crc32_generic rdma_rxe

@@ -15,7 +15,8 @@ mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
 [ -f "${kos[0]:-}" ] || die "guest driver build failed"
 mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
                      "$ERNIC_ROOT/guest/init-eth.sh" "${kos[0]}" \
-                     kmod:drivers/infiniband/core/ib_core)
+                     kmod:drivers/infiniband/core/ib_core \
+                     kmod:drivers/infiniband/core/ib_uverbs)
 guest_boot "${image[0]}" "${image[1]}" -netdev user,id=net0 \
     -device ernic,netdev=net0,mac=52:54:00:e3:32:01
 

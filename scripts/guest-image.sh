@@ -12,6 +12,8 @@
 #   placed under /lib/modules with a modules.dep, for busybox modprobe.
 #   deb:PACKAGE is a Debian package (apt-get download, cached), unpacked
 #   into the initramfs root (e.g. rdma-core's libraries and tools).
+#   tree:DIR is a directory copied into the initramfs root (e.g. the
+#   rdma-core build's installed tree, scripts/build-rdma-core.sh).
 # prints: path of vmlinux, then path of the initramfs
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -52,6 +54,7 @@ fi
 files=()
 debs=()
 kmods=()
+trees=()
 mkdir -p "$work/debs"
 for f in "${extra[@]}"; do
     case $f in
@@ -71,6 +74,9 @@ for f in "${extra[@]}"; do
         for m in ${line/:/}; do
             kmods+=("$m")
         done ;;
+    tree:*)
+        [ -d "${f#tree:}" ] || die "guest image: no directory ${f#tree:}"
+        trees+=("${f#tree:}") ;;
     kmod:*)
         files+=("$kdir/root/lib/modules/$abi-amd64/kernel/${f#kmod:}.ko") ;;
     *)
@@ -88,6 +94,10 @@ for f in "$init" /bin/busybox "${files[@]}" "${debs[@]}" \
          "${kmods[@]/#/$moddir/}"; do
     [ "$f" -nt "$initrd" ] && stale=1
 done
+for d in "${trees[@]}"; do
+    [ -f "$initrd" ] && [ -n "$(find "$d" -newer "$initrd" -print -quit)" ] &&
+        stale=1
+done
 if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     log "building initramfs $name.cpio"
     root=$(mktemp -d)
@@ -99,6 +109,9 @@ if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     install -m 0755 "$init" "$root/init"
     for f in "${debs[@]}"; do
         dpkg-deb -x "$f" "$root"
+    done
+    for d in "${trees[@]}"; do
+        cp -a "$d/." "$root/"
     done
     rm -rf "$root"/usr/share/{doc,man,lintian}
     for f in "${files[@]}"; do

@@ -23,6 +23,7 @@ mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
 mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     "$ERNIC_ROOT/guest/init-rdma.sh" "${kos[@]}" \
     kmod:drivers/infiniband/core/ib_core kmod:drivers/infiniband/core/ib_cm \
+    kmod:drivers/infiniband/core/ib_uverbs \
     kmod:drivers/infiniband/core/iw_cm kmod:drivers/infiniband/core/rdma_cm \
     kmod:fs/configfs/configfs \
     deb:libc6 deb:libnl-3-200 deb:libnl-route-3-200 deb:libibverbs1 \

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Unmodified in-kernel RDMA consumers between two guests: NVMe over Fabrics
 # (nvmet-rdma / nvme-rdma), NFS over RDMA (svcrdma / rpcrdma, NFSv4.1) or
-# SRP (ib_srpt / ib_srp). Each side is ernic (this project's device and
+# SRP (ib_srpt / ib_srp); or unmodified user space ("verbs": rdma-core's
+# tools and perftest through the ernic provider, guest/init-verbs.sh). Each side is ernic (this project's device and
 # driver) or Linux rxe over virtio-net; the two QEMUs are joined by an
 # AF_UNIX -netdev stream. The client writes MIB MiB of random data with
 # O_DIRECT, reads it back, compares SHA-256, connects again and reads
 # again; both sides check their kernel log (guest/init-ULP.sh).
 # usage: guest-ulp-test.sh [--check|--summary] WORKDIR ULP [SERVER CLIENT [MIB]]
-#   ULP: nvmeof, nfs or srp; SERVER, CLIENT: ernic (default) or rxe;
-#   MIB: 64 unless given
+#   ULP: nvmeof, nfs, srp or verbs; SERVER, CLIENT: ernic (default) or rxe;
+#   MIB: 64 unless given (verbs: ignored)
+# ERNIC_VERBS_STEPS=full: verbs runs every size (-a) instead of a few.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
@@ -49,8 +51,16 @@ srp)
     what="ib_srpt on $sdev <== RoCEv2 ==> ib_srp on $cdev, \
 $mib MiB ramdisk LUN"
     mods=(kdep:ib_srpt kdep:ib_srp kdep:sd_mod) ;;
+verbs)
+    what="user-space verbs: servers on $sdev <== RoCEv2 ==> clients on \
+$cdev (${ERNIC_VERBS_STEPS:-short} steps)"
+    # rdma-core built with the ernic provider: its whole user space
+    rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
+    mods=(kdep:rdma_ucm "tree:$rdma_root" deb:perftest deb:libpci3
+          deb:libudev1 deb:zlib1g deb:libnl-3-200 deb:libnl-route-3-200
+          deb:libgcc-s1) ;;
 *)
-    die "ULP: nvmeof, nfs or srp" ;;
+    die "ULP: nvmeof, nfs, srp or verbs" ;;
 esac
 
 mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
@@ -80,14 +90,14 @@ cmac=52:54:00:e3:32:22
 start=$(date +%s%N)
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
-ulp_peer_mac=$cmac ulp_mib=$mib" \
+ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
     -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
 spid=$!
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
-ulp_peer_mac=$smac ulp_mib=$mib" \
+ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
     -netdev "$stream,server=off,reconnect-ms=100" \
     -device "$(nic "$cdev" "$cmac")"
 log "client: ${cmd[*]}"
@@ -99,8 +109,27 @@ pair_transcript "$tmp" server client
 if [ "$check" != 1 ]; then
     show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
 fi
+verbs_taps() {
+    local t
+    echo "1..11"
+    tap "ibv_devinfo on $cdev: port active" 'ok client: ibv_devinfo'
+    tap "ibv_rc_pingpong, 4 KiB and 64 KiB, buffers checked" \
+        'ok client: ibv_rc_pingpong' 2
+    tap "rping, 100 pings, payload checked" 'ok client: rping 100'
+    for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
+             ib_read_lat; do
+        tap "perftest $t" "ok client: $t:"
+    done
+    tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
+    tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
+}
+
 taps() {
     local iommu_taps=${ERNIC_GUEST_IOMMU:+1}
+    if [ "$ulp" = verbs ]; then
+        verbs_taps
+        return
+    fi
     echo "1..$((5 + ${iommu_taps:-0}))"
     if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
         tap "ernic's DMA is translated by the IOMMU" \

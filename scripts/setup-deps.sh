@@ -94,6 +94,9 @@ PKGS=(
     # Guest image, and the guest driver built against the guest kernel's
     # headers
     busybox-static cpio linux-headers-amd64 make
+    # rdma-core with the ernic provider, for the guests' user space
+    # (scripts/build-rdma-core.sh)
+    cmake libnl-3-dev libnl-route-3-dev libudev-dev
 )
 
 missing=()

@@ -1,0 +1,168 @@
+#!/bin/sh
+# /init of the user-space verbs test (busybox): unmodified rdma-core and
+# perftest tools between two guests (ulp-lib.sh has the command line),
+# each on ernic (the rdma-core provider libernic, rdma-core/providers/ernic)
+# or on Linux rxe (librxe).
+#   server: runs the server side of each step in turn, each on a port of
+#           its own, under a timeout
+#   client: runs the client side of each step against it (retrying while
+#           the server side is not yet listening) and checks its output:
+#           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
+#           sizes, rping with its payload check, perftest's bandwidth and
+#           latency tests; then the security checks (uverbs-attack)
+# ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
+# picks the sizes and iterations.
+. /ulp-lib.sh
+
+steps=short
+for a in $(cat /proc/cmdline); do
+    case $a in
+    verbs_steps=*) steps=${a#*=} ;;
+    esac
+done
+
+# The RoCE v2 GID of the port's IPv4 address: its index in the GID table.
+gid_index() {
+    d=/sys/class/infiniband/$ibdev/ports/1
+    for g in "$d"/gids/*; do
+        i=${g##*/}
+        case $(cat "$g" 2>/dev/null) in
+        0000:0000:0000:0000:0000:ffff:*)
+            [ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ] &&
+                { echo "$i"; return; } ;;
+        esac
+    done
+}
+
+# The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
+# the GID index, @D: the RDMA device, @S: the server's address).
+step_list() {
+    if [ "$steps" = full ]; then
+        sizes="1 64 4096 65536 1048576"
+        bw="-a -n 100"
+        lat="-a -n 200"
+    else
+        sizes="4096 65536"
+        bw="-s 65536 -n 100"
+        lat="-s 2 -n 200"
+    fi
+    for s in $sizes; do
+        echo "ibv_rc_pingpong $s|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c @S"
+    done
+    echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
+    # perftest sets a QP's initiator depth to the peer's outstanding
+    # READs, which devices refuse beyond their own (ernic 16, rxe 128):
+    # -o 16 on both sides, as between any two devices that differ.
+    for t in ib_write_bw ib_read_bw ib_send_bw; do
+        o=
+        [ $t = ib_read_bw ] && o="-o 16"
+        echo "$t|$t -d @D -x @G -p @P $bw $o -F --report_gbits|$t -d @D -x @G -p @P $bw $o -F --report_gbits @S"
+    done
+    for t in ib_write_lat ib_send_lat ib_read_lat; do
+        o=
+        [ $t = ib_read_lat ] && o="-o 16"
+        echo "$t|$t -d @D -x @G -p @P $lat $o -F|$t -d @D -x @G -p @P $lat $o -F @S"
+    done
+}
+
+# expand ARGS PORT: the placeholders of a step's command line.
+expand() {
+    echo "$1" | sed -e "s/@D/$ibdev/g" -e "s/@G/$gid/g" -e "s/@P/$2/g" \
+        -e "s/@S/$peer/g" -e "s/@A/$myip/g"
+}
+
+servers() {
+    port=19000
+    step_list | while IFS='|' read -r name srv cli; do
+        port=$((port + 1))
+        # shellcheck disable=SC2046 # a command line, on purpose
+        timeout 300 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
+            { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
+              /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'; }
+    done
+}
+
+# check NAME OUTPUT: what a step's client output must show.
+check() {
+    case $1 in
+    ibv_rc_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
+    rping*) [ "$(grep -c 'ping data: rdma-ping-' "$2")" = 100 ] ;;
+    *_bw) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
+    *_lat) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
+    esac
+}
+
+# result NAME OUTPUT: the step's numbers, for the transcript (perftest:
+# size, then average bandwidth or typical and average latency).
+result() {
+    case $1 in
+    ibv_rc_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
+    rping*) echo "$(grep -c 'ping data: rdma-ping-' "$2") pings, payload checked" ;;
+    *_bw) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
+          awk '{ printf("%s B %s Gb/s; ", $1, $4) }' ;;
+    *_lat) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
+           awk '{ printf("%s B %s us typical %s us avg; ", $1, $5, $6) }' ;;
+    esac
+}
+
+clients() {
+    port=19000
+    step_list >/tmp/steps
+    while IFS='|' read -r name srv cli; do
+        port=$((port + 1))
+        i=0
+        ok=0
+        : >/tmp/cli.all
+        while [ $i -lt 30 ]; do
+            # shellcheck disable=SC2046 # a command line, on purpose
+            if timeout 300 $(expand "$cli" "$port") >/tmp/cli.out 2>&1 &&
+               check "$name" /tmp/cli.out; then
+                ok=1
+                break
+            fi
+            cat /tmp/cli.out >>/tmp/cli.all
+            # Not yet listening: try again. Anything else is the answer.
+            grep -qE "Connection refused|Couldn't connect to|REJECTED" \
+                /tmp/cli.out || break
+            i=$((i + 1))
+            sleep 1
+        done
+        if [ $ok = 1 ]; then
+            say "ok client: $name: $(result "$name" /tmp/cli.out)"
+        else
+            fail "client: $name"
+            grep -v '^ *[A-Z][A-Za-z .]* *: ' /tmp/cli.all | head -n 40 |
+                sed 's/^/guest: client: /'
+        fi
+    done </tmp/steps
+}
+
+verbs_server() {
+    servers
+    wait_client
+}
+
+verbs_client() {
+    wait_peer || return
+    if ibv_devinfo -d "$ibdev" >/tmp/devinfo 2>&1 &&
+       grep -q 'PORT_ACTIVE' /tmp/devinfo; then
+        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE"
+    else
+        fail "client: ibv_devinfo"
+        sed 's/^/guest: client: /' /tmp/devinfo | head -n 20
+    fi
+    clients
+}
+
+load ib_uverbs rdma_ucm
+rdma_up
+ibdev=$(ls /sys/class/infiniband | head -n 1)
+gid=$(gid_index)
+say "$role: $ibdev GID index ${gid:-none} ($steps steps)"
+if [ "$role" = server ]; then
+    verbs_server
+else
+    verbs_client
+    tell_server
+fi
+finish
