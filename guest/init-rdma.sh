@@ -113,7 +113,7 @@ else
 fi
 
 show_log
-for m in rdma_cm iw_cm ib_cm ib_core; do
+for m in rdma_cm iw_cm ib_cm ib_uverbs ib_core; do
     rmmod "$m" || fail "rmmod $m"
 done
 if dmesg | grep -E 'WARNING|BUG|Oops|Call Trace|restrack|leak' >/tmp/bad; then

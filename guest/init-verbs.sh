@@ -9,9 +9,11 @@
 #           the server side is not yet listening) and checks its output:
 #           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
 #           sizes, rping with its payload check, perftest's bandwidth and
-#           latency tests; then the security checks (uverbs-attack)
+#           latency tests; then, on ernic, the security checks
+#           (ernic-uverbs-test)
 # ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
-# picks the sizes and iterations.
+# picks the sizes and iterations; bench runs perftest alone at the sizes
+# of scripts/bench-guests.sh.
 . /ulp-lib.sh
 
 steps=short
@@ -34,35 +36,44 @@ gid_index() {
     done
 }
 
+# perftest_steps BW_SIZES LAT_SIZES ITERS: one step per tool and size.
+# perftest sets a QP's initiator depth to the peer's outstanding READs,
+# which devices refuse beyond their own (ernic 16, rxe 128): -o 16 on
+# both sides, as between any two devices whose limits differ.
+perftest_steps() {
+    for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
+             ib_read_lat; do
+        o=
+        case $t in ib_read_*) o="-o 16" ;; esac
+        case $t in
+        *_bw) sz=$1; a="-n $3 -F --report_gbits" ;;
+        *) sz=$2; a="-n $(($3 * 2)) -F" ;;
+        esac
+        for s in $sz; do
+            echo "$t $s|$t -d @D -x @G -p @P -s $s $a $o|$t -d @D -x @G -p @P -s $s $a $o @S"
+        done
+    done
+}
+
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
 # the GID index, @D: the RDMA device, @S: the server's address).
 step_list() {
-    if [ "$steps" = full ]; then
-        sizes="1 64 4096 65536 1048576"
-        bw="-a -n 100"
-        lat="-a -n 200"
-    else
-        sizes="4096 65536"
-        bw="-s 65536 -n 100"
-        lat="-s 2 -n 200"
+    if [ "$steps" = bench ]; then
+        # scripts/bench-guests.sh: perftest only, the table's sizes
+        perftest_steps "64 1024 4096 65536 1048576" "2 64 1024 4096 65536" 200
+        return
     fi
+    sizes="4096 65536"
+    [ "$steps" = full ] && sizes="1 64 4096 65536 1048576"
     for s in $sizes; do
         echo "ibv_rc_pingpong $s|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c @S"
     done
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
-    # perftest sets a QP's initiator depth to the peer's outstanding
-    # READs, which devices refuse beyond their own (ernic 16, rxe 128):
-    # -o 16 on both sides, as between any two devices that differ.
-    for t in ib_write_bw ib_read_bw ib_send_bw; do
-        o=
-        [ $t = ib_read_bw ] && o="-o 16"
-        echo "$t|$t -d @D -x @G -p @P $bw $o -F --report_gbits|$t -d @D -x @G -p @P $bw $o -F --report_gbits @S"
-    done
-    for t in ib_write_lat ib_send_lat ib_read_lat; do
-        o=
-        [ $t = ib_read_lat ] && o="-o 16"
-        echo "$t|$t -d @D -x @G -p @P $lat $o -F|$t -d @D -x @G -p @P $lat $o -F @S"
-    done
+    if [ "$steps" = full ]; then
+        perftest_steps "2 64 1024 4096 65536 1048576" "2 64 1024 4096 65536" 100
+    else
+        perftest_steps 65536 2 100
+    fi
 }
 
 # expand ARGS PORT: the placeholders of a step's command line.
@@ -87,8 +98,7 @@ check() {
     case $1 in
     ibv_rc_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     rping*) [ "$(grep -c 'ping data: rdma-ping-' "$2")" = 100 ] ;;
-    *_bw) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
-    *_lat) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
+    *) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
     esac
 }
 
@@ -98,10 +108,10 @@ result() {
     case $1 in
     ibv_rc_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     rping*) echo "$(grep -c 'ping data: rdma-ping-' "$2") pings, payload checked" ;;
-    *_bw) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
-          awk '{ printf("%s B %s Gb/s; ", $1, $4) }' ;;
-    *_lat) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
-           awk '{ printf("%s B %s us typical %s us avg; ", $1, $5, $6) }' ;;
+    *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
+           awk '{ printf("%s B %s Gb/s", $1, $4) }' ;;
+    *_lat*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
+            awk '{ printf("%s B %s us typical %s us avg", $1, $5, $6) }' ;;
     esac
 }
 
@@ -152,6 +162,19 @@ verbs_client() {
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20
     fi
     clients
+    [ "$rdev" = ernic ] && [ "$steps" != bench ] && security
+}
+
+# ernic-uverbs-test: a process cannot make the device touch memory that
+# is not its own (guest/ernic-uverbs-test.c), in loopback on this device.
+security() {
+    bdf=$(basename "$(readlink "/sys/class/infiniband/$ibdev/device")")
+    if ernic-uverbs-test "$ibdev" "$gid" "$bdf" >/tmp/sec.out 2>&1; then
+        say "ok client: uverbs security: $(grep -c '^ok' /tmp/sec.out) checks passed"
+    else
+        fail "client: uverbs security"
+    fi
+    sed 's/^/guest: security: /' /tmp/sec.out
 }
 
 load ib_uverbs rdma_ucm

@@ -126,4 +126,14 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$bld" -newer "$stamp" \
     rm -rf "$root"/usr/share/{doc,man} "$root"/usr/include
     touch "$stamp"
 fi
+
+# --- 4. The project's guest programs, against this libibverbs ------------
+for t in ernic-uverbs-test; do
+    if [ "$ERNIC_ROOT/guest/$t.c" -nt "$root/usr/bin/$t" ]; then
+        log "building $t"
+        cc -O2 -Wall -Wextra -o "$root/usr/bin/$t" "$ERNIC_ROOT/guest/$t.c" \
+            -I"$bld/include" -L"$bld/lib" -libverbs ||
+            die "$t does not build"
+    fi
+done
 echo "$root"

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ernic-uverbs-test: can a user process make ernic touch memory that is
+ * not its own? Run as root in a guest; it forks a victim and an attacker,
+ * both as an unprivileged user (uid 65534), each with its own device
+ * context and PD, on one RDMA device in loopback (docs/driver.md, "User
+ * space", has the model this checks).
+ *
+ * The victim registers a buffer full of a secret pattern and tells the
+ * attacker everything about it: address, L_Key, R_Key, and the handle of
+ * one of its QPs. The attacker then tries, each on a fresh pair of its
+ * own connected RC QPs:
+ *   - a WQE naming bus memory (L_Key 0), on send and on receive;
+ *   - inline data from a kernel address;
+ *   - a SEND gathering the victim's buffer through the victim's L_Key;
+ *   - an RDMA READ and an RDMA WRITE of the victim's buffer through the
+ *     victim's R_Key;
+ *   - a post to the victim's QP (a foreign doorbell);
+ *   - a mapping of the device: mmap() of the uverbs file, the BAR's sysfs
+ *     resource file.
+ * Each must be refused at the post or end in an error completion, with no
+ * secret byte reaching the attacker and no byte of the victim's changed. A
+ * SEND of the attacker's own buffer must work (the control), or the
+ * refusals prove nothing.
+ *
+ * Prints "ok - NAME" or "not ok - NAME" per check and exits 0 when all
+ * pass. usage: ernic-uverbs-test DEVICE GID_INDEX [PCI_BDF]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define BUF_SIZE	4096
+#define SECRET		0xa5
+#define NOBODY		65534
+
+struct victim_info {
+	uint64_t addr;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t qp_handle;
+};
+
+struct dev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	union ibv_gid gid;
+	int gid_index;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+struct pair {
+	struct ibv_qp *a;	/* the requester */
+	struct ibv_qp *b;	/* its responder */
+};
+
+static int failures;
+
+static void report(int ok, const char *name, const char *why)
+{
+	printf("%s - %s%s%s\n", ok ? "ok" : "not ok", name, why ? ": " : "",
+	       why ? why : "");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static void drop_privileges(void)
+{
+	if (setgid(NOBODY) || setuid(NOBODY)) {
+		perror("setuid");
+		exit(2);
+	}
+}
+
+static int dev_open(struct dev *d, const char *name, int gid_index)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			d->ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!d->ctx)
+		return -1;
+	d->gid_index = gid_index;
+	d->pd = ibv_alloc_pd(d->ctx);
+	d->cq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
+	d->buf = aligned_alloc(BUF_SIZE, BUF_SIZE);
+	if (!d->pd || !d->cq || !d->buf ||
+	    ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
+		return -1;
+	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	return d->mr ? 0 : -1;
+}
+
+static struct ibv_qp *qp_new(struct dev *d)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = d->cq,
+		.recv_cq = d->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1,
+			 .max_inline_data = 64 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
+
+	if (qp && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* INIT -> RTR -> RTS towards @dqpn on this device's own GID (loopback). */
+static int qp_connect(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn,
+		.rq_psn = 0,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = 12,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = d->gid, .sgid_index = d->gid_index,
+				 .hop_limit = 64 },
+			.port_num = 1,
+		},
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int pair_new(struct dev *d, struct pair *p)
+{
+	p->a = qp_new(d);
+	p->b = qp_new(d);
+	if (!p->a || !p->b)
+		return -1;
+	if (qp_connect(d, p->a, p->b->qp_num) ||
+	    qp_connect(d, p->b, p->a->qp_num))
+		return -1;
+	return 0;
+}
+
+static void pair_free(struct pair *p)
+{
+	if (p->a)
+		ibv_destroy_qp(p->a);
+	if (p->b)
+		ibv_destroy_qp(p->b);
+}
+
+/* The next completion of @qp, within 5 s; its status, or -1. */
+static int wait_wc(struct dev *d, struct ibv_qp *qp)
+{
+	struct timespec t0, t;
+	struct ibv_wc wc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		int n = ibv_poll_cq(d->cq, 1, &wc);
+
+		if (n > 0 && wc.qp_num == qp->qp_num)
+			return wc.status;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 5)
+			return -1;
+		if (n <= 0)
+			usleep(1000);
+	}
+}
+
+static int post_recv(struct ibv_qp *qp, void *addr, uint32_t lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)addr, 64, lkey };
+	struct ibv_recv_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static int post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t addr,
+		     uint32_t lkey, uint64_t raddr, uint32_t rkey, int flags)
+{
+	struct ibv_sge sge = { addr, 64, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED | flags,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static int holds_secret(const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] == SECRET)
+			return 1;
+	return 0;
+}
+
+/* The control: a SEND of the attacker's own buffer arrives. */
+static void check_control(struct dev *d)
+{
+	struct pair p = { 0 };
+	int ok;
+
+	memset(d->buf, 0x11, 64);
+	memset(d->buf + 2048, 0, 64);
+	ok = !pair_new(d, &p) &&
+	     !post_recv(p.b, d->buf + 2048, d->mr->lkey) &&
+	     !post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
+			0, 0, 0) &&
+	     wait_wc(d, p.a) == IBV_WC_SUCCESS &&
+	     wait_wc(d, p.b) == IBV_WC_SUCCESS && d->buf[2048 + 63] == 0x11;
+	report(ok, "control: a SEND of the process's own MR arrives", NULL);
+	pair_free(&p);
+}
+
+static void check_lkey0(struct dev *d)
+{
+	struct pair p = { 0 };
+	int rs, rr;
+
+	if (pair_new(d, &p)) {
+		report(0, "L_Key 0", "no QP pair");
+		return;
+	}
+	rs = post_send(p.a, IBV_WR_SEND, 0x100000, 0, 0, 0, 0);
+	rr = post_recv(p.b, (void *)0x100000, 0);
+	report(rs == EINVAL && rr == EINVAL,
+	       "a WQE naming bus memory (L_Key 0) is refused at the post, send and receive",
+	       NULL);
+	pair_free(&p);
+}
+
+static void check_inline_kernel(struct dev *d)
+{
+	struct pair p = { 0 };
+	int r;
+
+	if (pair_new(d, &p)) {
+		report(0, "inline", "no QP pair");
+		return;
+	}
+	r = post_send(p.a, IBV_WR_SEND, 0xffffffff81000000ull, 0, 0, 0,
+		      IBV_SEND_INLINE);
+	report(r == EFAULT, "inline data from a kernel address is refused (EFAULT)",
+	       NULL);
+	pair_free(&p);
+}
+
+static void check_foreign_lkey(struct dev *d, const struct victim_info *v)
+{
+	struct pair p = { 0 };
+	int r, st = -2;
+
+	memset(d->buf + 2048, 0, 64);
+	if (pair_new(d, &p) ||
+	    post_recv(p.b, d->buf + 2048, d->mr->lkey)) {
+		report(0, "foreign L_Key", "no QP pair");
+		return;
+	}
+	r = post_send(p.a, IBV_WR_SEND, v->addr, v->lkey, 0, 0, 0);
+	if (!r)
+		st = wait_wc(d, p.a);
+	report((r || (st != IBV_WC_SUCCESS && st != -1)) &&
+	       !holds_secret(d->buf + 2048, 64),
+	       "a SEND through another process's L_Key ends in an error, nothing of it sent",
+	       NULL);
+	pair_free(&p);
+}
+
+static void check_foreign_rkey(struct dev *d, const struct victim_info *v,
+			       enum ibv_wr_opcode op, const char *name)
+{
+	struct pair p = { 0 };
+	int r, st = -2;
+
+	memset(d->buf, op == IBV_WR_RDMA_READ ? 0 : 0x5a, 64);
+	if (pair_new(d, &p)) {
+		report(0, name, "no QP pair");
+		return;
+	}
+	r = post_send(p.a, op, (uintptr_t)d->buf, d->mr->lkey, v->addr,
+		      v->rkey, 0);
+	if (!r)
+		st = wait_wc(d, p.a);
+	report((r || (st != IBV_WC_SUCCESS && st != -1)) &&
+	       !holds_secret(d->buf, 64), name, NULL);
+	pair_free(&p);
+}
+
+/* A post naming the victim's QP handle, through the attacker's context. */
+static void check_foreign_qp(struct dev *d, const struct victim_info *v)
+{
+	struct ibv_qp *own = qp_new(d);
+	struct ibv_qp fake;
+	int r;
+
+	if (!own) {
+		report(0, "foreign doorbell", "no QP");
+		return;
+	}
+	fake = *own;
+	fake.handle = v->qp_handle;
+	if (fake.handle == own->handle) {
+		report(0, "foreign doorbell", "the victim's handle is the attacker's too");
+		ibv_destroy_qp(own);
+		return;
+	}
+	r = post_send(&fake, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
+		      0, 0, 0);
+	report(r != 0, "a post to another process's QP handle is refused", NULL);
+	ibv_destroy_qp(own);
+}
+
+static void check_mmap(struct dev *d, const char *bdf)
+{
+	char path[128];
+	void *m;
+	int fd;
+
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->ctx->cmd_fd, 0);
+	report(m == MAP_FAILED, "nothing of the device maps through the uverbs file",
+	       NULL);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	if (!bdf)
+		return;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource0", bdf);
+	fd = open(path, O_RDWR);
+	report(fd < 0 && errno == EACCES,
+	       "the BAR's sysfs resource file is closed to the process", NULL);
+	if (fd >= 0)
+		close(fd);
+}
+
+static int victim(const char *name, int gid_index, int to_attacker,
+		  int from_attacker)
+{
+	struct victim_info v;
+	struct dev d = { 0 };
+	struct ibv_qp *qp = NULL;
+	char c;
+	int i;
+
+	drop_privileges();
+	if (dev_open(&d, name, gid_index))
+		return 2;
+	/*
+	 * Handles count per file: the QP named is one whose number no live
+	 * object of the attacker's has (it holds four at the most).
+	 */
+	for (i = 0; i < 4; i++)
+		if (!(qp = qp_new(&d)))
+			return 2;
+	memset(d.buf, SECRET, BUF_SIZE);
+	v.addr = (uintptr_t)d.buf;
+	v.lkey = d.mr->lkey;
+	v.rkey = d.mr->rkey;
+	v.qp_handle = qp->handle;
+	if (write(to_attacker, &v, sizeof(v)) != sizeof(v) ||
+	    read(from_attacker, &c, 1) != 1)
+		return 2;
+	for (i = 0; i < BUF_SIZE; i++)
+		if (d.buf[i] != SECRET)
+			return 1;
+	return 0;
+}
+
+static void attacker(const char *name, int gid_index, const char *bdf,
+		     int from_victim)
+{
+	struct victim_info v;
+	struct dev d = { 0 };
+
+	drop_privileges();
+	if (read(from_victim, &v, sizeof(v)) != sizeof(v) ||
+	    dev_open(&d, name, gid_index)) {
+		report(0, "attacker: device, PD, CQ and MR of its own", NULL);
+		return;
+	}
+	check_control(&d);
+	check_lkey0(&d);
+	check_inline_kernel(&d);
+	check_foreign_lkey(&d, &v);
+	check_foreign_rkey(&d, &v, IBV_WR_RDMA_READ,
+			   "an RDMA READ through another process's R_Key ends in an error, nothing read");
+	check_foreign_rkey(&d, &v, IBV_WR_RDMA_WRITE,
+			   "an RDMA WRITE through another process's R_Key ends in an error");
+	check_foreign_qp(&d, &v);
+	check_mmap(&d, bdf);
+}
+
+int main(int argc, char **argv)
+{
+	int v2a[2], a2v[2], st;
+	pid_t pid;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s DEVICE GID_INDEX [PCI_BDF]\n", argv[0]);
+		return 2;
+	}
+	if (pipe(v2a) || pipe(a2v))
+		return 2;
+	pid = fork();
+	if (pid == 0)
+		_exit(victim(argv[1], atoi(argv[2]), v2a[1], a2v[0]));
+	attacker(argv[1], atoi(argv[2]), argc > 3 ? argv[3] : NULL, v2a[0]);
+	if (write(a2v[1], "x", 1) != 1 || waitpid(pid, &st, 0) != pid)
+		st = -1;
+	report(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "the victim's buffer is unchanged", NULL);
+	printf("%d failed\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The guest-to-guest benchmark (not a test): the same perftest commands
+# between two TCG guests over ernic (the rdma-core provider) and over Linux
+# rxe (virtio-net), on the same AF_UNIX -netdev stream, in one run; then
+# the kernel consumers NVMe-oF and SRP over each. Prints markdown tables
+# with the ratio ernic / rxe (docs/driver.md, "Benchmark").
+#
+# usage: scripts/bench-guests.sh [--no-ulp]
+#   bandwidth: ib_write_bw, ib_read_bw, ib_send_bw at 64 B .. 1 MiB
+#   latency:   ib_write_lat, ib_send_lat, ib_read_lat at 2 B .. 64 KiB
+#   consumers: 64 MiB written and read back with O_DIRECT (MiB/s)
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+ulp=1
+[ "${1:-}" = --no-ulp ] && ulp=0
+"$ERNIC_ROOT/scripts/build.sh" >&2
+work=$ERNIC_ROOT/build
+out=$work/bench-guests
+mkdir -p "$out"
+
+for dev in ernic rxe; do
+    log "perftest between two $dev guests (about 2 minutes)"
+    ERNIC_VERBS_STEPS=bench "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
+        "$work" verbs "$dev" "$dev" >"$out/verbs-$dev" 2>&1 || true
+    if [ "$ulp" = 1 ]; then
+        for u in nvmeof srp; do
+            log "$u between two $dev guests"
+            "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$work" "$u" \
+                "$dev" "$dev" 64 >"$out/$u-$dev" 2>&1 || true
+        done
+    fi
+done
+
+# value FILE TOOL SIZE FIELD: a number from a client line of guest/init-verbs.sh
+# ("ok client: ib_write_bw 65536: 65536 B 0.58 Gb/s").
+value() {
+    sed -n "s/^client: ok client: $2 $3: $3 B //p" "$1" | awk -v f="$4" '{ print $f }'
+}
+
+# ratio A B: A / B, or "-" without both.
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { print "-"; exit }
+        printf("%.2f", a / b) }'
+}
+
+# table TITLE "TOOLS" "SIZES": perftest's numbers, ernic next to rxe.
+table() {
+    local t s e r
+    echo
+    echo "$1"
+    echo
+    echo "| test | size | ernic | rxe | ratio |"
+    echo "|---|---|---|---|---|"
+    for t in $2; do
+        for s in $3; do
+            e=$(value "$out/verbs-ernic" "$t" "$s" 1)
+            r=$(value "$out/verbs-rxe" "$t" "$s" 1)
+            echo "| $t | $s | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+        done
+    done
+}
+
+table "Bandwidth, Gb/s (perftest -n 200, one QP; ratio = ernic / rxe)" \
+    "ib_write_bw ib_read_bw ib_send_bw" "64 1024 4096 65536 1048576"
+table "Latency, typical µs (perftest -n 400; ratio = ernic / rxe, lower is better)" \
+    "ib_write_lat ib_send_lat ib_read_lat" "2 64 1024 4096 65536"
+[ "$ulp" = 1 ] || exit 0
+
+# mibs FILE WHAT: MiB/s of the client's "wrote"/"read ... back" line.
+mibs() {
+    sed -n "s/.*ok client: $2 \([0-9]*\) MiB.*(\([0-9]*\) ms).*/\1 \2/p" "$1" |
+        head -n 1 | awk '$2 > 0 { printf("%.1f", $1 * 1000 / $2) }'
+}
+
+echo
+echo "Kernel consumers, MiB/s (64 MiB, O_DIRECT, 1 MiB I/Os; ratio = ernic / rxe)"
+echo
+echo "| consumer | direction | ernic | rxe | ratio |"
+echo "|---|---|---|---|---|"
+for u in nvmeof srp; do
+    for w in "wrote:write" "read:read"; do
+        e=$(mibs "$out/$u-ernic" "${w%%:*}")
+        r=$(mibs "$out/$u-rxe" "${w%%:*}")
+        echo "| $u | ${w#*:} | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+    done
+done
