@@ -754,10 +754,15 @@ static bool ernic_sq_errflag_pending(struct ernic_qp *qp, u32 head)
 	return false;
 }
 
+/*
+ * CQHEADi as the device last wrote it to the QP's CQ doorbell word
+ * (CQDBADDi), after the CQEs it covers (PG332 pp.21-23): a memory read
+ * instead of a register read on every poll.
+ */
 static u32 ernic_cq_head(struct ernic_qp *qp)
 {
-	return (ernic_qrd(qp->dev, qp->qpn, ERNIC_CQHEAD) & 0xffff) %
-	       qp->sq_depth;
+	return (le32_to_cpu(READ_ONCE(qp->dev->db[ERNIC_DB_CQ(qp->qpn)])) &
+		0xffff) % qp->sq_depth;
 }
 
 /* Send completions: CQHEADi and the CQEs (PG332 p.60, Table 2-2). */

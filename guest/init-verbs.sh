@@ -13,7 +13,8 @@
 #           (ernic-uverbs-test)
 # ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
 # picks the sizes and iterations; bench runs perftest alone at the sizes
-# of scripts/bench-guests.sh.
+# of scripts/bench-guests.sh, demo its write tests for the README's main
+# command.
 . /ulp-lib.sh
 
 steps=short
@@ -36,18 +37,17 @@ gid_index() {
     done
 }
 
-# perftest_steps BW_SIZES LAT_SIZES ITERS: one step per tool and size.
+# perftest_steps TOOLS BW_SIZES LAT_SIZES ITERS: one step per tool and size.
 # perftest sets a QP's initiator depth to the peer's outstanding READs,
 # which devices refuse beyond their own (ernic 16, rxe 128): -o 16 on
 # both sides, as between any two devices whose limits differ.
 perftest_steps() {
-    for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
-             ib_read_lat; do
+    for t in $1; do
         o=
         case $t in ib_read_*) o="-o 16" ;; esac
         case $t in
-        *_bw) sz=$1; a="-n $3 -F --report_gbits" ;;
-        *) sz=$2; a="-n $(($3 * 2)) -F" ;;
+        *_bw) sz=$2; a="-n $4 -F --report_gbits" ;;
+        *) sz=$3; a="-n $(($4 * 2)) -F" ;;
         esac
         for s in $sz; do
             echo "$t $s|$t -d @D -x @G -p @P -s $s $a $o|$t -d @D -x @G -p @P -s $s $a $o @S"
@@ -58,11 +58,18 @@ perftest_steps() {
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
 # the GID index, @D: the RDMA device, @S: the server's address).
 step_list() {
-    if [ "$steps" = bench ]; then
+    all="ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat"
+    case $steps in
+    bench)
         # scripts/bench-guests.sh: perftest only, the table's sizes
-        perftest_steps "64 1024 4096 65536 1048576" "2 64 1024 4096 65536" 200
-        return
-    fi
+        perftest_steps "$all" "64 1024 4096 65536 1048576" \
+            "2 64 1024 4096 65536" 200
+        return ;;
+    demo)
+        # the README's main command: ib_write_bw and ib_write_lat
+        perftest_steps "ib_write_bw ib_write_lat" "4096 65536 1048576" 2 200
+        return ;;
+    esac
     sizes="4096 65536"
     [ "$steps" = full ] && sizes="1 64 4096 65536 1048576"
     for s in $sizes; do
@@ -70,9 +77,10 @@ step_list() {
     done
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     if [ "$steps" = full ]; then
-        perftest_steps "2 64 1024 4096 65536 1048576" "2 64 1024 4096 65536" 100
+        perftest_steps "$all" "2 64 1024 4096 65536 1048576" \
+            "2 64 1024 4096 65536" 100
     else
-        perftest_steps 65536 2 100
+        perftest_steps "$all" 65536 2 100
     fi
 }
 
@@ -162,7 +170,7 @@ verbs_client() {
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20
     fi
     clients
-    [ "$rdev" = ernic ] && [ "$steps" != bench ] && security
+    [ "$rdev" = ernic ] && [ "$steps" = short ] && security
 }
 
 # ernic-uverbs-test: a process cannot make the device touch memory that

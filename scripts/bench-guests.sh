@@ -5,7 +5,9 @@
 # the kernel consumers NVMe-oF and SRP over each. Prints markdown tables
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
-# usage: scripts/bench-guests.sh [--no-ulp]
+# usage: scripts/bench-guests.sh [--no-ulp | --demo]
+#   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
+#   few sizes (the README's main command)
 #   bandwidth: ib_write_bw, ib_read_bw, ib_send_bw at 64 B .. 1 MiB
 #   latency:   ib_write_lat, ib_send_lat, ib_read_lat at 2 B .. 64 KiB
 #   consumers: 64 MiB written and read back with O_DIRECT (MiB/s)
@@ -13,15 +15,19 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 ulp=1
-[ "${1:-}" = --no-ulp ] && ulp=0
+steps=bench
+case ${1:-} in
+--no-ulp) ulp=0 ;;
+--demo) ulp=0; steps=demo ;;
+esac
 "$ERNIC_ROOT/scripts/build.sh" >&2
 work=$ERNIC_ROOT/build
 out=$work/bench-guests
 mkdir -p "$out"
 
 for dev in ernic rxe; do
-    log "perftest between two $dev guests (about 2 minutes)"
-    ERNIC_VERBS_STEPS=bench "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
+    log "perftest between two $dev guests"
+    ERNIC_VERBS_STEPS=$steps "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
         "$work" verbs "$dev" "$dev" >"$out/verbs-$dev" 2>&1 || true
     if [ "$ulp" = 1 ]; then
         for u in nvmeof srp; do
@@ -62,6 +68,12 @@ table() {
     done
 }
 
+if [ "$steps" = demo ]; then
+    table "perftest between two TCG guests, the same commands over ernic and over rxe: ib_write_bw, Gb/s" \
+        ib_write_bw "4096 65536 1048576"
+    table "ib_write_lat, typical µs (lower is better)" ib_write_lat 2
+    exit 0
+fi
 table "Bandwidth, Gb/s (perftest -n 200, one QP; ratio = ernic / rxe)" \
     "ib_write_bw ib_read_bw ib_send_bw" "64 1024 4096 65536 1048576"
 table "Latency, typical µs (perftest -n 400; ratio = ernic / rxe, lower is better)" \

@@ -153,11 +153,16 @@ taps() {
 if [ "$summary" = 1 ]; then
     taps >"$tmp/tap"
     echo
-    echo "$what (unmodified kernel consumers)"
+    if [ "$ulp" = verbs ]; then
+        echo "$what (unmodified rdma-core and perftest)"
+        checks="tools, data checks, a process's reach, no kernel warning"
+    else
+        echo "$what (unmodified kernel consumers)"
+        checks="connect twice, data, SHA-256, no kernel warning on either side"
+    fi
     printf '%s\n' "$transcript" | sed -n 's/^client: ok client: /  /p'
     echo "  Result: $(grep -c '^ok' "$tmp/tap") of $(grep -c "^\(not \)\?ok" "$tmp/tap") checks passed" \
-        "(connect twice, data, SHA-256, no kernel warning on either side);" \
-        "$((ms / 1000)).$((ms % 1000 / 100)) s"
+        "($checks); $((ms / 1000)).$((ms % 1000 / 100)) s"
     grep '^not ok' "$tmp/tap" | sed 's/^/  /' || true
     exit "$fail"
 fi
