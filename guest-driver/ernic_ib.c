@@ -70,7 +70,8 @@ static int ernic_query_port(struct ib_device *ibdev, u32 port,
 	a->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 			     IB_PORT_PHYS_STATE_DISABLED;
 	a->max_mtu = IB_MTU_4096;
-	a->active_mtu = ib_mtu_int_to_enum(iboe_get_mtu(nd->mtu));
+	/* iboe_get_mtu() gives the enum: the largest IB MTU that fits. */
+	a->active_mtu = iboe_get_mtu(nd->mtu);
 	a->gid_tbl_len = ERNIC_GID_TBL_LEN;
 	a->port_cap_flags = IB_PORT_CM_SUP;
 	a->max_msg_sz = ERNIC_MAX_MSG_SIZE;
@@ -243,6 +244,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.alloc_pd = ernic_alloc_pd,
 	.alloc_ucontext = ernic_alloc_ucontext,
 	.create_ah = ernic_create_ah,
+	.create_user_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
 	.create_qp = ernic_create_qp,
 	.dealloc_pd = ernic_dealloc_pd,

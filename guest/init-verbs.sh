@@ -95,7 +95,7 @@ servers() {
     step_list | while IFS='|' read -r name srv cli; do
         port=$((port + 1))
         # shellcheck disable=SC2046 # a command line, on purpose
-        timeout 300 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
+        timeout 120 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
             { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
               /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'; }
     done
@@ -133,7 +133,7 @@ clients() {
         : >/tmp/cli.all
         while [ $i -lt 30 ]; do
             # shellcheck disable=SC2046 # a command line, on purpose
-            if timeout 300 $(expand "$cli" "$port") >/tmp/cli.out 2>&1 &&
+            if timeout 60 $(expand "$cli" "$port") >/tmp/cli.out 2>&1 &&
                check "$name" /tmp/cli.out; then
                 ok=1
                 break
@@ -162,9 +162,11 @@ verbs_server() {
 
 verbs_client() {
     wait_peer || return
+    # A 1500-byte Ethernet MTU holds IB MTU 1024 with RoCEv2's headers.
     if ibv_devinfo -d "$ibdev" >/tmp/devinfo 2>&1 &&
-       grep -q 'PORT_ACTIVE' /tmp/devinfo; then
-        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE"
+       grep -q 'PORT_ACTIVE' /tmp/devinfo &&
+       grep -qE 'active_mtu:[[:space:]]+1024 ' /tmp/devinfo; then
+        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE, active_mtu 1024"
     else
         fail "client: ibv_devinfo"
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20

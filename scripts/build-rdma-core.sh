@@ -5,7 +5,8 @@
 # and ninja rebuilds only what changed.
 #
 # The guest gets this build's whole user space (libibverbs, librdmacm, the
-# providers, ernic's and rxe's among them, and the tools): the provider
+# providers, ernic's and rxe's among them, the tools, pyverbs and
+# rdma-core's Python tests in /usr/share/rdma-core/tests): the provider
 # ABI is private to one rdma-core version (IBVERBS_PRIVATE_<PABI>), so a
 # provider loads only into the libibverbs it was built with (docs/driver.md,
 # "User space").
@@ -109,7 +110,8 @@ if [ ! -f "$bld/build.ninja" ]; then
         -DCMAKE_INSTALL_LIBDIR=lib/x86_64-linux-gnu \
         -DCMAKE_INSTALL_SYSCONFDIR=/etc \
         -DCMAKE_INSTALL_RUNDIR=/run \
-        -DNO_MAN_PAGES=1 -DNO_PYVERBS=1 -DENABLE_STATIC=0 \
+        -DNO_MAN_PAGES=1 -DENABLE_STATIC=0 \
+        -DPYTHON_EXECUTABLE="$ERNIC_PYTHON" \
         -DERNIC_INCLUDE_DIR="$ERNIC_ROOT/include" \
         "$src" >"$bld/configure.log" 2>&1) ||
         { tail -n 30 "$bld/configure.log" >&2; die "rdma-core cmake failed"; }
@@ -123,6 +125,11 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$bld" -newer "$stamp" \
     rm -rf "$root"
     DESTDIR=$root ninja -C "$bld" install >"$bld/install.log" 2>&1 ||
         { tail -n 20 "$bld/install.log" >&2; die "rdma-core install failed"; }
+    # pyverbs' tests install as documentation: keep them, drop the rest.
+    if [ -d "$root/usr/share/doc/rdma-core/tests" ]; then
+        mkdir -p "$root/usr/share/rdma-core"
+        mv "$root/usr/share/doc/rdma-core/tests" "$root/usr/share/rdma-core/"
+    fi
     rm -rf "$root"/usr/share/{doc,man} "$root"/usr/include
     touch "$stamp"
 fi

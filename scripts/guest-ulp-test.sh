@@ -87,7 +87,19 @@ guest_mem=$((512 + 2 * mib))
 smac=52:54:00:e3:32:21
 cmac=52:54:00:e3:32:22
 
+# ernic's rare events (retransmit and RNR timeouts, retries spent, bad
+# responses, refused frames) into a trace file per guest, for a look
+# after a failure (printed with the console's tail).
+traces() {
+    [ "$ulp" = verbs ] || return 0
+    rm -f "$tmp/trace-$1"
+    echo "-trace ernic_timeout -trace ernic_retry_exhausted \
+-trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
+-D $tmp/trace-$1"
+}
+
 start=$(date +%s%N)
+ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
 ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
@@ -95,6 +107,7 @@ ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
 spid=$!
+ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces client)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
 ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
@@ -112,7 +125,8 @@ fi
 verbs_taps() {
     local t
     echo "1..12"
-    tap "ibv_devinfo on $cdev: port active" 'ok client: ibv_devinfo'
+    tap "ibv_devinfo on $cdev: port active, active_mtu 1024 (netdev 1500)" \
+        'ok client: ibv_devinfo'
     tap "ibv_rc_pingpong, 4 KiB and 64 KiB, buffers checked" \
         'ok client: ibv_rc_pingpong' 2
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
@@ -167,4 +181,9 @@ if [ "$summary" = 1 ]; then
     exit "$fail"
 fi
 taps
+if [ "$fail" = 1 ] && [ "$ulp" = verbs ]; then
+    for f in "$tmp"/trace-*; do
+        [ -f "$f" ] && tail -n 20 "$f" | sed "s|^|# ${f##*/}: |"
+    done
+fi
 tap_end

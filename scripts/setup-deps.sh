@@ -96,7 +96,7 @@ PKGS=(
     busybox-static cpio linux-headers-amd64 make
     # rdma-core with the ernic provider, for the guests' user space
     # (scripts/build-rdma-core.sh)
-    cmake libnl-3-dev libnl-route-3-dev libudev-dev
+    cmake libnl-3-dev libnl-route-3-dev libudev-dev cython3 python3-dev
 )
 
 missing=()

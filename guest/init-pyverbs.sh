@@ -1,0 +1,33 @@
+#!/bin/sh
+# /init of the pyverbs test (busybox): rdma-core's own Python test suite
+# (tests/run_tests.py, with pyverbs from the same rdma-core build) on one
+# RDMA device, ernic (the rdma-core provider libernic) or rxe. Its traffic
+# tests run in loopback: both players on the same device and GID, the
+# rdma_cm ones in two processes connecting to the port's own address.
+# Prints each test's line, the summary, and the tracebacks of failures.
+. /ulp-lib.sh
+# run_tests.py runs "ip -j" (iproute2 from PATH) and multiprocessing needs
+# /dev/shm.
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin
+mkdir -p /dev/shm
+mount -t tmpfs tmpfs /dev/shm
+
+load ib_uverbs rdma_ucm
+rdma_up
+ibdev=$(ls /sys/class/infiniband | head -n 1)
+gid=1
+cd /usr/share/rdma-core/tests || fail "no rdma-core tests"
+say "pyverbs: run_tests.py --dev $ibdev --gid $gid"
+timeout 600 python3 run_tests.py --dev "$ibdev" --gid "$gid" -v \
+    >/tmp/py.out 2>&1
+rc=$?
+# One line per test: unittest's "NAME ... RESULT".
+grep ' \.\.\. ' /tmp/py.out | sed 's/^/guest: test: /'
+grep -E '^Ran |^OK|^FAILED' /tmp/py.out | sed 's/^/guest: pyverbs: /'
+if [ $rc -ne 0 ]; then
+    fail "run_tests.py exit $rc"
+    grep -A30 '^ERROR:\|^FAIL:' /tmp/py.out | head -n 120 |
+        sed 's/^/guest: error: /'
+fi
+cd /
+finish
