@@ -232,6 +232,7 @@ struct ernic_dev {
 
 	spinlock_t lock;		/* the maps and qps[] */
 	DECLARE_BITMAP(qp_map, ERNIC_NUM_QP_MAX + 1);
+	u32 qpn_hint;			/* where the next QPN search starts */
 	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
 	struct ida mr_ida;		/* MR table entries */
 	u32 mr_max;			/* entries of the table in use */

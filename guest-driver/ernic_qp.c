@@ -419,6 +419,25 @@ static int ernic_qp_check_init(struct ernic_dev *dev,
 	return 0;
 }
 
+/*
+ * A free RC QP number, searched from the one after the last given out: a
+ * number just freed is not reused at once, so a peer's CM that still
+ * holds the old connection in timewait does not take the new one's REQ
+ * for a stale connection (IBTA 12.9.8.3.1), as rxe's and hardware's QP
+ * numbers move on too. Called with fatal_lock held; num_qp + 1 if none.
+ */
+static u32 ernic_qpn_next(struct ernic_dev *dev)
+{
+	u32 qpn = find_next_zero_bit(dev->qp_map, dev->num_qp + 1,
+				     max(dev->qpn_hint, 2u));
+
+	if (qpn > dev->num_qp)
+		qpn = find_next_zero_bit(dev->qp_map, dev->num_qp + 1, 2);
+	if (qpn <= dev->num_qp)
+		dev->qpn_hint = qpn + 1;
+	return qpn;
+}
+
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -435,12 +454,9 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return ret;
 
 	spin_lock_irqsave(&dev->fatal_lock, flags);
-	if (gsi) {
-		qpn = test_bit(ERNIC_QP_GSI, dev->qp_map) ? dev->num_qp + 1 :
-							     ERNIC_QP_GSI;
-	} else {
-		qpn = find_next_zero_bit(dev->qp_map, dev->num_qp + 1, 2);
-	}
+	qpn = gsi ? (test_bit(ERNIC_QP_GSI, dev->qp_map) ? dev->num_qp + 1 :
+						       ERNIC_QP_GSI) :
+		    ernic_qpn_next(dev);
 	if (qpn <= dev->num_qp)
 		__set_bit(qpn, dev->qp_map);
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);

@@ -71,7 +71,10 @@ RDMA/CM $myip:$cm_port, ACL ${acl##*/}"
 login() {
     for p in /sys/class/infiniband_srp/srp-*-1/add_target; do
         echo "id_ext=$guid,ioc_guid=$guid,dest=$peer:$cm_port" >"$p" ||
-            { fail "SRP login to $peer ($1)"; return 1; }
+            { fail "SRP login to $peer ($1)"
+              dmesg | grep -i 'srp\|rdma\|ernic' | tail -n 15 |
+                  sed 's/^/guest: dmesg: /'
+              return 1; }
     done
     i=0
     until [ -b /dev/sda ] || [ $i -ge 30 ]; do

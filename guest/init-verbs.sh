@@ -94,10 +94,14 @@ servers() {
     port=19000
     step_list | while IFS='|' read -r name srv cli; do
         port=$((port + 1))
+        t0=$(now_ms)
         # shellcheck disable=SC2046 # a command line, on purpose
         timeout 120 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
             { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
               /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'; }
+        t1=$(now_ms)
+        [ $((t1 - t0)) -lt 30000 ] ||
+            say "server: $name took $((t1 - t0)) ms"
     done
 }
 

@@ -108,8 +108,15 @@ wait_client() {
     say "server: client says: $(cat /tmp/done)"
 }
 
+# The server may still be finishing its side (a slow host): try for up
+# to 5 minutes.
 tell_server() {
-    echo "done: $result" | nc "$peer" 4421 || fail "cannot tell the server"
+    i=0
+    until echo "done: $result" | nc "$peer" 4421 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || { fail "cannot tell the server"; return; }
+        sleep 1
+    done
 }
 
 # make_data: MIB MiB of random data in /tmp/data, its SHA-256 in $want.
