@@ -10,7 +10,8 @@
 # usage: guest-ulp-test.sh [--check|--summary] WORKDIR ULP [SERVER CLIENT [MIB]]
 #   ULP: nvmeof, nfs, srp or verbs; SERVER, CLIENT: ernic (default) or rxe;
 #   MIB: 64 unless given (verbs: ignored)
-# ERNIC_VERBS_STEPS=full: verbs runs every size (-a) instead of a few.
+# ERNIC_VERBS_STEPS=full: verbs runs ibv_rc_pingpong at 1 B..1 MiB and each
+# perftest at 2 B..1 MiB (bandwidth) or 2 B..64 KiB (latency).
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
