@@ -299,16 +299,14 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
 					      ERNIC_RXMETA_SIZE,
 					      &qp->meta_dma, GFP_KERNEL);
-	if (qp->max_inline > ERNIC_WQE_SDATA_MAX) {
+	if (qp->max_inline > ERNIC_WQE_SDATA_MAX)
 		qp->inl = dma_alloc_coherent(d, (size_t)qp->sq_depth *
 					     ERNIC_MAX_INLINE, &qp->inl_dma,
 					     GFP_KERNEL);
-		if (!qp->inl)
-			return -ENOMEM;
-	}
 	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
 	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
-	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta))
+	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta) ||
+	    (qp->max_inline > ERNIC_WQE_SDATA_MAX && !qp->inl))
 		return -ENOMEM;
 	return 0;
 }
