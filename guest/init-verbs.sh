@@ -18,6 +18,10 @@
 . /ulp-lib.sh
 
 steps=short
+# migrate steps: pings, ping-pongs and perftest iterations
+MIG_PINGS=3000
+MIG_PONGS=6000
+MIG_ITERS=20000
 for a in $(cat /proc/cmdline); do
     case $a in
     verbs_steps=*) steps=${a#*=} ;;
@@ -69,6 +73,14 @@ step_list() {
         # the README's main command: ib_write_bw and ib_write_lat
         perftest_steps "ib_write_bw ib_write_lat" "4096 65536 1048576" 2 200
         return ;;
+    migrate)
+        # scripts/guest-migrate-test.sh: steps long enough (several
+        # seconds under TCG) for the client to be migrated in each
+        echo "rping $MIG_PINGS|rping -s -a @A -p @P -V -C $MIG_PINGS|rping -c -a @S -p @P -v -V -C $MIG_PINGS"
+        echo "ibv_rc_pingpong 65536|ibv_rc_pingpong -d @D -g @G -p @P -s 65536 -n $MIG_PONGS -c|ibv_rc_pingpong -d @D -g @G -p @P -s 65536 -n $MIG_PONGS -c @S"
+        perftest_steps "ib_write_bw ib_read_bw ib_send_bw" 65536 2 \
+            "$MIG_ITERS"
+        return ;;
     esac
     sizes="4096 65536"
     [ "$steps" = full ] && sizes="1 64 4096 65536 1048576"
@@ -96,7 +108,7 @@ servers() {
         port=$((port + 1))
         t0=$(now_ms)
         # shellcheck disable=SC2046 # a command line, on purpose
-        timeout 120 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
+        timeout 300 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
             { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
               /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'; }
         t1=$(now_ms)
@@ -105,11 +117,17 @@ servers() {
     done
 }
 
+# pings OUTPUT: the pings rping -v reported, each number once (stderr's
+# "DISCONNECT EVENT" may land in the middle of a buffered line).
+pings() {
+    grep -o 'rdma-ping-[0-9]*: ' "$1" | sort -u | wc -l
+}
+
 # check NAME OUTPUT: what a step's client output must show.
 check() {
     case $1 in
     ibv_rc_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
-    rping*) [ "$(grep -c 'ping data: rdma-ping-' "$2")" = 100 ] ;;
+    rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
     *) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
     esac
 }
@@ -119,12 +137,46 @@ check() {
 result() {
     case $1 in
     ibv_rc_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
-    rping*) echo "$(grep -c 'ping data: rdma-ping-' "$2") pings, payload checked" ;;
+    rping*) echo "$(pings "$2") pings, payload checked" ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
            awk '{ printf("%s B %s Gb/s", $1, $4) }' ;;
     *_lat*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
             awk '{ printf("%s B %s us typical %s us avg", $1, $5, $6) }' ;;
     esac
+}
+
+# tcp_up PORT: a TCP connection to the server's PORT was made (the tools
+# exchange their QP numbers over it, then data moves at once; some close
+# it at once, so any state but LISTEN counts).
+tcp_up() {
+    awk -v p=":$(printf '%04X' "$1")" \
+        '$3 ~ p "$" && $4 != "0A" { f = 1 } END { exit !f }' /proc/net/tcp
+}
+
+# run_client NAME ARGS...: a step's client side, into /tmp/cli.out. With
+# the migrate steps, once data moves this guest tells the host to migrate
+# it ("migrate: NAME running"; scripts/guest-migrate-test.sh).
+run_client() {
+    name=$1
+    shift
+    if [ "$steps" != migrate ]; then
+        timeout 60 "$@" >/tmp/cli.out 2>&1
+        return
+    fi
+    timeout 300 "$@" >/tmp/cli.out 2>&1 &
+    pid=$!
+    t=0
+    # Connected, or still running after 1.5 s (a TCP exchange closed fast).
+    while kill -0 "$pid" 2>/dev/null; do
+        if grep -q 'ping data' /tmp/cli.out || tcp_up "$port" ||
+           [ $t -ge 15 ]; then
+            say "migrate: $name running"
+            break
+        fi
+        t=$((t + 1))
+        sleep 0.1
+    done
+    wait "$pid"
 }
 
 clients() {
@@ -136,13 +188,16 @@ clients() {
         ok=0
         : >/tmp/cli.all
         while [ $i -lt 30 ]; do
+            rc=0
             # shellcheck disable=SC2046 # a command line, on purpose
-            if timeout 60 $(expand "$cli" "$port") >/tmp/cli.out 2>&1 &&
-               check "$name" /tmp/cli.out; then
+            run_client "$name" $(expand "$cli" "$port") || rc=$?
+            if [ $rc = 0 ] && check "$name" /tmp/cli.out; then
                 ok=1
                 break
             fi
             cat /tmp/cli.out >>/tmp/cli.all
+            echo "exit status $rc, $(wc -l </tmp/cli.out) lines" \
+                >>/tmp/cli.all
             # Not yet listening: try again. Anything else is the answer.
             grep -qE "Connection refused|Couldn't connect to|REJECTED" \
                 /tmp/cli.out || break
@@ -153,7 +208,7 @@ clients() {
             say "ok client: $name: $(result "$name" /tmp/cli.out)"
         else
             fail "client: $name"
-            grep -v '^ *[A-Z][A-Za-z .]* *: ' /tmp/cli.all | head -n 40 |
+            grep -v '^ *[A-Z][A-Za-z .]* *: ' /tmp/cli.all | tail -n 40 |
                 sed 's/^/guest: client: /'
         fi
     done </tmp/steps

@@ -14,7 +14,8 @@ log "building qemu-system-x86_64, the ernic qtests and the benchmark (ninja -C $
 ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
     tests/qtest/ernic-rc-test tests/qtest/ernic-fatal-test \
     tests/qtest/ernic-hardening-test tests/qtest/ernic-ext-test \
-    tests/qtest/ernic-immdt-test tests/qtest/ernic-fuzz \
+    tests/qtest/ernic-immdt-test tests/qtest/ernic-migrate-test \
+    tests/qtest/ernic-fuzz \
     tests/qtest/ernic-soak \
     tests/qtest/ernic-bench
 touch "$stamp"

@@ -285,12 +285,19 @@ static void ernic_reset_hold(Object *obj, ResetType type)
 }
 
 /*
- * Not migratable: the transport engine keeps in-flight RC state (timers,
- * outstanding requests) that is not serialised; docs/user-guide.md.
+ * Migration (docs/migration.md): PCI config space (MSI and INTx state
+ * with it), the MSI-X table and PBA, and the core with its engine.
  */
 static const VMStateDescription ernic_vmstate = {
     .name = "ernic",
-    .unmigratable = 1,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, ErnicState),
+        VMSTATE_MSIX(parent_obj, ErnicState),
+        VMSTATE_STRUCT(core, ErnicState, 1, ernic_vmstate_core, ErnicCore),
+        VMSTATE_END_OF_LIST()
+    },
 };
 
 static const Property ernic_properties[] = {

@@ -531,6 +531,27 @@ void ernic_core_reset(ErnicCore *c)
     }
 }
 
+bool ernic_core_may_run(void)
+{
+    return runstate_is_running();
+}
+
+/*
+ * The bottom halves return at once while the VM is stopped, keeping their
+ * work pending (docs/migration.md); here they take it up again. Loaded
+ * state is not worked on before every device has loaded.
+ */
+static void ernic_core_vm_state(void *opaque, bool running, RunState state)
+{
+    ErnicCore *c = opaque;
+
+    if (running) {
+        qemu_bh_schedule(c->sq_bh);
+        qemu_bh_schedule(c->eth_bh);
+        qemu_bh_schedule(c->lo_bh);
+    }
+}
+
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
                         const uint8_t *mac, ErnicTxFn tx, void *tx_opaque)
 {
@@ -545,6 +566,7 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
     c->sq_bh = qemu_bh_new_guarded(ernic_sq_process_pending, c, guard);
     c->lo_bh = qemu_bh_new_guarded(ernic_net_loopback_bh, c, guard);
     c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
+    c->vmse = qemu_add_vm_change_state_handler(ernic_core_vm_state, c);
     ernic_immdt_realize(c);
     g_queue_init(&c->lo_queue);
     for (i = 1; i <= num_qp; i++) {
@@ -571,6 +593,7 @@ void ernic_core_unrealize(ErnicCore *c)
         timer_free(c->qp[i].rnr_timer);
         timer_free(c->qp[i].ack_timer);
     }
+    qemu_del_vm_change_state_handler(c->vmse);
     ernic_net_reset(c);
     qemu_bh_delete(c->sq_bh);
     qemu_bh_delete(c->lo_bh);

@@ -13,6 +13,8 @@
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/timer.h"
+#include "migration/vmstate.h"
+#include "system/runstate.h"
 #include "ernic_wire.h"
 
 #define ERNIC_PDT_WORDS     (ERNIC_PDT_STRIDE / 4)
@@ -28,6 +30,8 @@
 #define ERNIC_W(off)        ((off) / 4)
 #define ERNIC_GW(off)       (((off) - ERNIC_GCSR_BASE) / 4)
 
+/* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
+#define ERNIC_WQE_LEN_MAX   (8 * 1024 * 1024)
 /* Outstanding WQEs per QP (PG332 Table 3-2: 16 write-retry buffers/QP). */
 #define ERNIC_OSQ_DEPTH     16
 /* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
@@ -165,7 +169,7 @@ typedef struct ErnicQP {
     QEMUTimer *rnr_timer;
 
     /* Responder. */
-    ErnicRxMsg rx_msg;
+    uint8_t rx_msg;             /* ErnicRxMsg */
     /*
      * The RQ buffer of the current SEND, sampled from the registers when
      * its FIRST packet arrived, so that a guest rewriting RQBAi, QDEPTHi
@@ -201,6 +205,15 @@ typedef struct ErnicQP {
 typedef struct ErnicCore ErnicCore;
 
 /*
+ * A frame held in lo_queue for ernic_net_loopback_bh(), allocated to its
+ * exact size so that a sanitizer build sees any read past its end.
+ */
+typedef struct ErnicHeldFrame {
+    size_t len;
+    uint8_t data[];
+} ErnicHeldFrame;
+
+/*
  * Put a frame on the wire; false when the backend queued it and will call
  * ernic_core_tx_resume() once it can take more.
  */
@@ -217,7 +230,11 @@ struct ErnicCore {
     uint32_t gcsr[ERNIC_GCSR_WORDS];
     ErnicQP qp[ERNIC_NUM_QP_MAX + 1];   /* indexed by QPN; [0] unused */
 
-    /* Doorbell and transmit work is done in a bottom half, never in MMIO. */
+    /*
+     * Doorbell and transmit work is done in a bottom half, never in MMIO,
+     * and only while the VM runs (ernic_core_vm_state()).
+     */
+    VMChangeStateEntry *vmse;
     QEMUBH *sq_bh;
     unsigned long sq_pending[BITS_TO_LONGS(ERNIC_NUM_QP_MAX + 1)];
     uint32_t sq_rr;             /* QP the next turn starts with */
@@ -261,6 +278,14 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
                         const uint8_t *mac, ErnicTxFn tx, void *tx_opaque);
 void ernic_core_unrealize(ErnicCore *c);
 void ernic_core_reset(ErnicCore *c);
+/*
+ * Whether the engine may work: not while the VM is stopped, so that a
+ * migration or snapshot saves all it did and nothing it does after.
+ */
+bool ernic_core_may_run(void);
+
+/* Migration (ernic_vmstate.c): the whole core, checked when loaded. */
+extern const VMStateDescription ernic_vmstate_core;
 
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
@@ -340,6 +365,8 @@ void ernic_net_xmit(ErnicCore *c, const uint8_t *buf, size_t len);
 void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len);
 void ernic_core_tx_resume(ErnicCore *c);
 void ernic_net_loopback_bh(void *opaque);
+/* Queue a frame for ernic_net_loopback_bh(); dropped when it is full. */
+void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len);
 void ernic_net_reset(ErnicCore *c);
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
 /*
@@ -415,6 +442,8 @@ bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
 /* ERNIC-X (ernic_ext.c) */
 void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries);
 void ernic_ext_unrealize(ErnicCore *c);
+/* Whether an entry satisfies the table's invariants (MRSTS 2 if not). */
+bool ernic_ext_mr_valid(const ErnicExtMr *m);
 void ernic_ext_reset(ErnicCore *c);
 void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
 /* Whether the driver has turned @feature (ERNIC_EXT_F_*) on. */

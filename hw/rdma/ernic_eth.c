@@ -103,7 +103,8 @@ void ernic_eth_bh(void *opaque)
     bool sent = false;
     uint32_t ci = 0;
 
-    if (!(ETH_REG(c, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN) || !size) {
+    if (!ernic_core_may_run() ||
+        !(ETH_REG(c, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN) || !size) {
         return;
     }
     /* Both indexes reduced by the size in force: it may have shrunk. */

@@ -65,7 +65,7 @@ static void ernic_ext_set(ErnicCore *c, hwaddr off, uint32_t val)
  * valid page-list region needs a page shift of 12..30, an 8-byte aligned
  * page list and pages for its whole length (docs/extension.md, MRSTS 2).
  */
-static bool ernic_ext_mr_ok(const ErnicExtMr *m)
+bool ernic_ext_mr_valid(const ErnicExtMr *m)
 {
     uint64_t first, pages;
 
@@ -106,7 +106,7 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
     m->len = ernic_ext_reg64(c, ERNIC_MRLENLO, ERNIC_MRLENHI);
     m->pbl = ernic_ext_reg64(c, ERNIC_MRPBLLO, ERNIC_MRPBLHI);
     m->npages = ernic_ext_reg(c, ERNIC_MRNPAGES);
-    return ernic_ext_mr_ok(m);
+    return ernic_ext_mr_valid(m);
 }
 
 static void ernic_ext_mr_to_window(ErnicCore *c, const ErnicExtMr *m)
@@ -258,7 +258,7 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
     n.len = e->len;
     n.pbl = e->laddr;
     n.npages = ldl_le_p(&e->sdata[ERNIC_WQE_REG_NPAGES - ERNIC_WQE_SDATA]);
-    if (!(n.acc & ERNIC_MRACC_FRWR) || !ernic_ext_mr_ok(&n)) {
+    if (!(n.acc & ERNIC_MRACC_FRWR) || !ernic_ext_mr_valid(&n)) {
         return false;
     }
     *m = n;

@@ -24,17 +24,7 @@ static void ernic_local_mac(ErnicCore *c, uint8_t *mac)
     stl_be_p(mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
 }
 
-/*
- * A frame held for ernic_net_loopback_bh(), allocated to its exact size
- * so that a sanitizer build sees any read past its end.
- */
-typedef struct ErnicHeldFrame {
-    size_t len;
-    uint8_t data[];
-} ErnicHeldFrame;
-
-/* Queue a frame for ernic_net_loopback_bh(); dropped when it is full. */
-static void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len)
+void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len)
 {
     ErnicHeldFrame *h;
 
@@ -86,6 +76,9 @@ void ernic_net_loopback_bh(void *opaque)
     unsigned n = g_queue_get_length(&c->lo_queue);
     ErnicHeldFrame *h;
 
+    if (!ernic_core_may_run()) {
+        return;
+    }
     /* Frames queued while delivering wait for the next turn. */
     while (n-- && (h = g_queue_pop_head(&c->lo_queue))) {
         ernic_net_rx(c, h->data, h->len);

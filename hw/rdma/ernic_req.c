@@ -27,9 +27,6 @@
 #include "ernic_core.h"
 #include "trace.h"
 
-/* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
-#define ERNIC_WQE_LEN_MAX   (8 * 1024 * 1024)
-
 static bool ernic_opcode_valid(uint8_t opcode)
 {
     switch (opcode) {
@@ -605,6 +602,9 @@ void ernic_sq_process_pending(void *opaque)
     unsigned turn = ERNIC_TURN_BUDGET;
     bool again = false;
 
+    if (!ernic_core_may_run()) {
+        return;
+    }
     for (k = 0; k < n && turn && !c->tx_blocked; k++) {
         unsigned budget = ERNIC_TX_BUDGET;
         bool more;

@@ -1,0 +1,643 @@
+/*
+ * QTest: migration of the ernic device (docs/migration.md).
+ *
+ * The rig's QEMU (two devices, the program as the wire between them) is
+ * saved with QMP "migrate" to a file in the middle of a message and
+ * loaded by a new QEMU with "-incoming defer"; the transport carries on
+ * there, covering frames lost on the way by retransmission. Every test
+ * ends in verified data, exactly one completion per WQE, or a refused
+ * stream.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
+
+#define NSEC_PER_SEC    1000000000LL
+#include "qobject/qdict.h"
+#include "qobject/qlist.h"
+
+static char *tmpdir;
+/* What the tests leave in tmpdir. */
+static const char *const tmp_files[] = { "state", "bad", "snap.qcow2" };
+
+/*
+ * Migration helpers
+ */
+
+/* The virtual clock, moved by 1 ns: qtest has no command that reads it. */
+static int64_t clock_now(QTestState *qts)
+{
+    return qtest_clock_step(qts, 1);
+}
+
+/* Poll query-migrate on @qts until it ends; true if it completed. */
+static bool mig_finish(QTestState *qts)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+    for (;;) {
+        QDict *rsp = qtest_qmp(qts, "{'execute': 'query-migrate'}");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        const char *st = qdict_haskey(ret, "status") ?
+                         qdict_get_str(ret, "status") : "none";
+        int done = !strcmp(st, "completed") ? 1 :
+                   !strcmp(st, "failed") ? 0 : -1;
+
+        if (done == 0 && qdict_haskey(ret, "error-desc")) {
+            g_test_message("migration failed: %s",
+                           qdict_get_str(ret, "error-desc"));
+        }
+        qobject_unref(rsp);
+        if (done >= 0) {
+            return done;
+        }
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(2000);
+    }
+}
+
+static char *mig_uri(const char *name)
+{
+    return g_strdup_printf("file:%s/%s", tmpdir, name);
+}
+
+static void mig_save(Rig *r, const char *name)
+{
+    g_autofree char *uri = mig_uri(name);
+
+    qtest_qmp_assert_success(r->qts, "{'execute': 'migrate',"
+                             " 'arguments': {'uri': %s}}", uri);
+    g_assert_true(mig_finish(r->qts));
+}
+
+/* The rig's process and its ends of the wire go; frames on it are lost. */
+static void rig_release(Rig *r)
+{
+    for (int i = 0; i < NDEV; i++) {
+        close(r->d[i].fd);
+        g_free(r->d[i].pci);
+    }
+    qpci_free_pc(r->d[0].bus);
+    qtest_quit(r->qts);
+}
+
+/* A process that failed to load goes, with its ends of the wire. */
+static void rig_abandon(Rig *r)
+{
+    qtest_quit(r->qts);
+    for (int i = 0; i < NDEV; i++) {
+        close(r->d[i].fd);
+    }
+}
+
+/* A new process loads @name; true (and the rig attached) if it did. */
+static bool mig_load(Rig *r, const char *name, const char *extra)
+{
+    g_autofree char *uri = mig_uri(name);
+    g_autofree char *args = g_strdup_printf("%s -incoming defer",
+                                            extra ? extra : "");
+
+    rig_launch(r, args);
+    qtest_qmp_assert_success(r->qts, "{'execute': 'migrate-incoming',"
+                             " 'arguments': {'uri': %s,"
+                             " 'exit-on-error': false}}", uri);
+    if (!mig_finish(r->qts)) {
+        return false;
+    }
+    rig_attach_all(r);
+    return true;
+}
+
+/* Save the rig's QEMU and go on in a new one. */
+static void rig_migrate(Rig *r)
+{
+    int64_t now = clock_now(r->qts);
+
+    mig_save(r, "state");
+    rig_release(r);
+    g_assert_true(mig_load(r, "state", NULL));
+    /*
+     * A machine's virtual clock moves with it (the "timer" section), but
+     * the qtest accelerator's counter is not machine state: the new
+     * process starts at 0 and is set to the saved time before anything
+     * else, so that the loaded timers are due when they were.
+     */
+    g_assert_cmpint(qtest_clock_set(r->qts, now), ==, now);
+}
+
+/* Forward the first @keep frames of device @from, then drop its frames. */
+typedef struct Cut {
+    int from;
+    unsigned keep;
+    unsigned seen;
+} Cut;
+
+static Verdict cut_filter(void *opaque, int from, const uint8_t *f,
+                          size_t len)
+{
+    Cut *c = opaque;
+
+    if (from != c->from) {
+        return FWD;
+    }
+    return ++c->seen > c->keep ? DROP : FWD;
+}
+
+/* Move frames through @w for a while more: what is in flight is cut. */
+static void drain(Rig *r, Wire *w)
+{
+    for (int k = 0; k < 50; k++) {
+        pump_once(r, w);
+    }
+}
+
+/*
+ * The register file
+ */
+
+#define XMR_INDEX       77
+
+static void snapshot(Rig *r, uint32_t *v)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < NDEV; i++) {
+        for (uint32_t off = ERNIC_GCSR_BASE; off < ERNIC_QP_BASE; off += 4) {
+            v[n++] = rd(r, i, off);
+        }
+        for (uint32_t qpn = 1; qpn <= 32; qpn++) {
+            for (uint32_t off = 0; off < ERNIC_QP_STRIDE; off += 4) {
+                v[n++] = qrd(r, i, qpn, off);
+            }
+        }
+        for (uint32_t off = 0; off < ERNIC_PDT_STRIDE; off += 4) {
+            v[n++] = rd(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + off);
+        }
+        for (uint32_t off = ERNIC_EXT_BASE; off < ERNIC_EXT_BASE + 0x80;
+             off += 4) {
+            v[n++] = off == ERNIC_MRCMD ? 0 : rd(r, i, off);
+        }
+        for (uint32_t off = 0; off < 0x40; off += 4) {
+            v[n++] = qpci_io_readl(r->d[i].pci, r->d[i].eth, off);
+        }
+    }
+}
+
+#define SNAP_WORDS  (NDEV * (0x80 + 32 * 64 + 64 + 32 + 16))
+
+/*
+ * Every register of both devices reads the same after migration: global,
+ * per QP, a PD table entry, ERNIC-X (with an MR table entry read back
+ * through its window) and the Ethernet path.
+ */
+static void test_registers(void)
+{
+    Rig *r = rig_start(NULL);
+    g_autofree uint32_t *before = g_new0(uint32_t, SNAP_WORDS);
+    g_autofree uint32_t *after = g_new0(uint32_t, SNAP_WORDS);
+
+    connect_pair(r, &default_cfg);
+    wr(r, 1, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+    wr(r, 1, ERNIC_MRKEY, 0x33 | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    wr(r, 1, ERNIC_MRPD, PD_NUM);
+    wr(r, 1, ERNIC_MRACC, ERNIC_MRACC_PHYS | ERNIC_MRACC_LOCAL_WRITE);
+    wr(r, 1, ERNIC_MRIOVALO, 0x1000);
+    wr(r, 1, ERNIC_MRLENLO, 0x2000);
+    wr(r, 1, ERNIC_MRPBLLO, DEV_BASE(1) + MR_OFF);
+    wr(r, 1, ERNIC_MRIDX, XMR_INDEX);
+    wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+    g_assert_cmpuint(rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+    /* The window is cleared: the entry must come back from the table. */
+    wr(r, 1, ERNIC_MRKEY, 0);
+    wr(r, 1, ERNIC_MRPBLLO, 0);
+    qpci_io_writel(r->d[0].pci, r->d[0].eth, ERNIC_ETH_TXSZ, 16);
+    qwr(r, 0, 7, ERNIC_QPADVCONF, 0x12345678);
+    snapshot(r, before);
+
+    rig_migrate(r);
+    snapshot(r, after);
+    for (size_t k = 0; k < SNAP_WORDS; k++) {
+        if (before[k] != after[k]) {
+            g_error("register word %zu: 0x%08x before, 0x%08x after", k,
+                    before[k], after[k]);
+        }
+    }
+    wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_READ);
+    g_assert_cmpuint(rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+                    0x33 | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    g_assert_cmphex(rd(r, 1, ERNIC_MRPBLLO), ==, DEV_BASE(1) + MR_OFF);
+    rig_stop(r);
+}
+
+/*
+ * Messages cut by a migration
+ */
+
+#define MSG_LEN     200000      /* 196 packets of 1 KiB */
+
+/*
+ * A WRITE whose frames stop after 40; two seconds of virtual time later
+ * the machine migrates. The retry timer set before (4.3 s, TIMEOUTCONF
+ * 20) fires in the new process when it would have in the old one; the
+ * message completes once, every byte in place.
+ */
+static void test_write_timer(void)
+{
+    Rig *r = rig_start(NULL);
+    Cut cut = { .from = 0, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+    QpCfg cfg = default_cfg;
+    uint8_t f[FRAME_MAX];
+    g_autofree uint8_t *p = NULL;
+    int64_t t_cut, t_retry;
+    size_t len;
+
+    cfg.timeout = 20;
+    connect_pair(r, &cfg);
+    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 11);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+    t_cut = clock_now(r->qts);
+    qtest_clock_step(r->qts, 2 * NSEC_PER_SEC);
+    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    g_assert_false(all_done(r, 0, QPN_A));
+
+    rig_migrate(r);
+    /* QEMU announces the moved NICs (RARP, not RoCE): those are skipped. */
+    while (!wire_read(r->d[0].fd, f, &len) || lduw_be_p(f + 12) != 0x0800) {
+        g_assert_cmpint(clock_now(r->qts) - t_cut, <,
+                        5 * NSEC_PER_SEC);
+        qtest_clock_step(r->qts, 1000000);
+    }
+    t_retry = clock_now(r->qts);
+    g_test_message("first frame after load: opcode 0x%02x PSN 0x%06x at +%"
+                   PRId64 " ns", f[F_BTH], be32(f + F_BTH + 8) & 0xffffff,
+                   t_retry - t_cut);
+    /* 4.096 us << 20 = 4.295 s after it was set, a little before t_cut. */
+    g_assert_cmpint(t_retry - t_cut, >, 4200000000LL);
+    g_assert_cmpint(t_retry - t_cut, <=, 4300000000LL);
+    wire_write(r->d[1].fd, f, len);
+
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 7));
+    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * A READ whose responses stop after 40 packets: the responder is in the
+ * middle of answering (a READ resource), the requester has placed part
+ * of the data.
+ */
+static void test_read(void)
+{
+    Rig *r = rig_start(NULL);
+    Cut cut = { .from = 1, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+    g_autofree uint8_t *p = NULL;
+
+    connect_pair(r, &default_cfg);
+    p = put_pattern(r, DEV_BASE(1) + MR_OFF, MSG_LEN, 12);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+    g_assert_false(all_done(r, 0, QPN_A));
+
+    rig_migrate(r);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(0) + SRC_OFF, p, MSG_LEN);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 8));
+    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * A SEND cut after 40 packets: the responder holds the RQ buffer of a
+ * message in progress. Exactly one receive and one completion follow.
+ */
+static void test_send(void)
+{
+    Rig *r = rig_start(NULL);
+    Cut cut = { .from = 0, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+    g_autofree uint8_t *p = NULL;
+
+    connect_pair(r, &default_cfg);
+    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 13);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+
+    rig_migrate(r);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, MSG_LEN);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + RQDB_OFF), ==, 1);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 1);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 9));
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * Both QPs FATAL (a remote access error); clearing traffic is done, the
+ * QPs are disabled and under recovery; the machine migrates; the new
+ * process re-initialises them (PG332 pp.62-63) and traffic flows again.
+ */
+static void test_fatal_recovery(void)
+{
+    Rig *r = rig_start(NULL);
+    First first = { 0 };
+    static const Reinit ri[NDEV] = {
+        { .sqpsn = 0x000321, .rqpsn = 0x00a000, .ttl = 40 },
+        { .sqpsn = 0x00a000, .rqpsn = 0x000321, .ttl = 50 },
+    };
+
+    connect_pair(r, &default_cfg);
+    cause_remote_access(r, 0x90);
+    fatal_clear(r, 0, QPN_A, 0, ERNIC_FATAL_NAK_RECEIVED);
+    fatal_clear(r, 1, QPN_B, 0, ERNIC_FATAL_RKEY);
+
+    rig_migrate(r);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_QPCONF) &
+                    (ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_UNDER_RECOVERY), ==,
+                    ERNIC_QPCONF_UNDER_RECOVERY);
+    fatal_reinit(r, 0, QPN_A, 1, &ri[0]);
+    fatal_reinit(r, 1, QPN_B, 0, &ri[1]);
+    traffic(r, &first, 5);
+    g_assert_cmphex(be32(first.f[0] + F_BTH + 8) & 0xffffff, ==,
+                    ri[0].sqpsn);
+    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * Snapshots: savevm and loadvm in one process
+ */
+
+/* Wait for QMP job @id to end; it must have succeeded. */
+static void job_wait(QTestState *qts, const char *id)
+{
+    gint64 deadline = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
+
+    for (;;) {
+        QDict *rsp = qtest_qmp(qts, "{'execute': 'query-jobs'}");
+        QList *jobs = qdict_get_qlist(rsp, "return");
+        QListEntry *e;
+        bool done = false;
+
+        QLIST_FOREACH_ENTRY(jobs, e) {
+            QDict *j = qobject_to(QDict, qlist_entry_obj(e));
+
+            if (!strcmp(qdict_get_str(j, "id"), id) &&
+                !strcmp(qdict_get_str(j, "status"), "concluded")) {
+                if (qdict_haskey(j, "error")) {
+                    g_error("job %s: %s", id, qdict_get_str(j, "error"));
+                }
+                done = true;
+            }
+        }
+        qobject_unref(rsp);
+        if (done) {
+            break;
+        }
+        g_assert(g_get_monotonic_time() < deadline);
+        g_usleep(2000);
+    }
+    qtest_qmp_assert_success(qts, "{'execute': 'job-dismiss',"
+                             " 'arguments': {'id': %s}}", id);
+}
+
+/* A qcow2 image in tmpdir, node "snap", to hold the snapshots. */
+static void snap_disk(QTestState *qts)
+{
+    g_autofree char *path = g_strdup_printf("%s/snap.qcow2", tmpdir);
+
+    qtest_qmp_assert_success(qts, "{'execute': 'blockdev-create',"
+                             " 'arguments': {'job-id': 'c1', 'options':"
+                             " {'driver': 'file', 'filename': %s,"
+                             " 'size': 0}}}", path);
+    job_wait(qts, "c1");
+    qtest_qmp_assert_success(qts, "{'execute': 'blockdev-add', 'arguments':"
+                             " {'driver': 'file', 'filename': %s,"
+                             " 'node-name': 'f'}}", path);
+    qtest_qmp_assert_success(qts, "{'execute': 'blockdev-create',"
+                             " 'arguments': {'job-id': 'c2', 'options':"
+                             " {'driver': 'qcow2', 'file': 'f',"
+                             " 'size': 16777216}}}");
+    job_wait(qts, "c2");
+    qtest_qmp_assert_success(qts, "{'execute': 'blockdev-add', 'arguments':"
+                             " {'driver': 'qcow2', 'node-name': 'snap',"
+                             " 'file': 'f'}}");
+}
+
+/*
+ * A snapshot taken in the middle of a WRITE (QMP snapshot-save, as
+ * savevm): the WRITE completes; the snapshot is loaded (snapshot-load, as
+ * loadvm), which takes memory and both devices back to the middle of the
+ * WRITE, with its completion unwritten; the WRITE completes once more,
+ * every byte in place, one completion.
+ */
+static void test_snapshot(void)
+{
+    Rig *r = rig_start(NULL);
+    Cut cut = { .from = 0, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+    g_autofree uint8_t *p = NULL;
+
+    snap_disk(r->qts);
+    connect_pair(r, &default_cfg);
+    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 14);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 10, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+    qtest_qmp_assert_success(r->qts, "{'execute': 'snapshot-save',"
+                             " 'arguments': {'job-id': 's1', 'tag': 'mid',"
+                             " 'vmstate': 'snap', 'devices': ['snap']}}");
+    job_wait(r->qts, "s1");
+
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
+    drain(r, NULL);
+
+    qtest_qmp_assert_success(r->qts, "{'execute': 'snapshot-load',"
+                             " 'arguments': {'job-id': 'l1', 'tag': 'mid',"
+                             " 'vmstate': 'snap', 'devices': ['snap']}}");
+    job_wait(r->qts, "l1");
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(cqe(r, 0, 0), ==, 0);
+    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + MR_OFF + MSG_LEN - 4),
+                    ==, 0);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
+    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * Streams that must be refused
+ */
+
+/*
+ * Find a QP's state in a saved stream: its register block is written as
+ * 64 big-endian words, and the test gives the QP's RQWPTRDBADDi and
+ * RQWPTRDBADDMSBi values nothing else has.
+ */
+#define MARK_LO         0x5eed0001
+#define MARK_HI         0x00c0ffee
+#define MARK_QPN        9
+
+static size_t find_qp(const uint8_t *s, size_t n)
+{
+    static const uint8_t mark[] = {
+        0x5e, 0xed, 0x00, 0x01, 0x00, 0xc0, 0xff, 0xee,
+    };
+    size_t at = 0;
+
+    for (size_t k = 0; k + 16 <= n; k++) {
+        if (!memcmp(s + k, mark, sizeof(mark))) {
+            g_assert_cmpuint(at, ==, 0);
+            at = k;
+        }
+    }
+    g_assert_cmpuint(at, !=, 0);
+    return at - ERNIC_RQWPTRDBADD;
+}
+
+/* Stream offsets in "ernic/qp" after its 256-byte register block. */
+#define VM_OSQ_SIZE     181     /* ernic/osq as sent */
+#define VM_OSQ_DEPTH    16
+#define VM_OSQ_HEAD     (256 + 4 + VM_OSQ_DEPTH * VM_OSQ_SIZE)
+#define VM_OSQ_COUNT    (VM_OSQ_HEAD + 4)
+/* ... tx_idx, tx_pkt, sent_psn, then retries_left, rnr_left */
+#define VM_RETRIES      (VM_OSQ_COUNT + 16)
+/* ... rnr_wait, two timers (8 bytes each), rx_msg, rq_addr */
+#define VM_RX_MSG       (VM_RETRIES + 8 + 1 + 16)
+#define VM_RQ_SIZE      (VM_RX_MSG + 1 + 8)
+#define VM_RQ_OFF       (VM_RQ_SIZE + 8)
+/*
+ * ... rq_off, rq_slot, 4 flags, 4 SGEs (26 bytes each), wr_mr (22),
+ * wr_off, wr_left, 4 bytes, held_psn, held_msn, 16 READ resources (46)
+ */
+#define VM_RD_HEAD      (VM_RQ_OFF + 8 + 4 + 104 + 22 + 12 + 4 + 8 + 736)
+#define VM_RD_COUNT     (VM_RD_HEAD + 4)
+
+typedef struct BadStream {
+    const char *name;
+    size_t off;                 /* from the QP's register block */
+    uint32_t val;
+} BadStream;
+
+static const BadStream bad_streams[] = {
+    { "osq-head", VM_OSQ_HEAD, 16 },
+    { "osq-count", VM_OSQ_COUNT, 17 },
+    { "osq-count-huge", VM_OSQ_COUNT, 0xffffffff },
+    { "retry-count", VM_RETRIES, 8 },
+    { "rx-msg", VM_RX_MSG, 0x03000000 },
+    { "rq-off", VM_RQ_OFF, 1 },
+    { "rd-head", VM_RD_HEAD, 16 },
+    { "rd-count", VM_RD_COUNT, 17 },
+};
+
+/*
+ * A stream whose QP state has an index or count out of range is refused
+ * (query-migrate "failed" on the destination); the same stream as saved
+ * loads. Without the checks, osq_count 17 would walk past the queue.
+ */
+static void test_bad_stream(gconstpointer data)
+{
+    const BadStream *b = data;
+    Rig *r = rig_start(NULL);
+    g_autofree char *path = g_strdup_printf("%s/state", tmpdir);
+    g_autofree char *bad = g_strdup_printf("%s/bad", tmpdir);
+    g_autofree uint8_t *s = NULL;
+    size_t n, at;
+
+    connect_pair(r, &default_cfg);
+    qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD, MARK_LO);
+    qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADDMSB, MARK_HI);
+    mig_save(r, "state");
+    rig_release(r);
+
+    g_assert_true(g_file_get_contents(path, (char **)&s, &n, NULL));
+    at = find_qp(s, n);
+    /* The values there are those a reset QP has. */
+    g_assert_cmphex(ldl_be_p(s + at + VM_OSQ_HEAD), ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_OSQ_COUNT), ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_RETRIES), ==, 0);
+    g_assert_cmphex(s[at + VM_RX_MSG], ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_RQ_SIZE), ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_RQ_OFF), ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_RD_HEAD), ==, 0);
+    g_assert_cmphex(ldl_be_p(s + at + VM_RD_COUNT), ==, 0);
+    stl_be_p(s + at + b->off, b->val);
+    g_assert_true(g_file_set_contents(bad, (char *)s, n, NULL));
+    g_assert_false(mig_load(r, "bad", NULL));
+    rig_abandon(r);
+
+    /* The unmodified stream loads, so the refusal was the change's. */
+    g_assert_true(mig_load(r, "state", NULL));
+    g_assert_cmphex(qrd(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD), ==, MARK_LO);
+    rig_stop(r);
+}
+
+/* A different num-qp on the destination is refused. */
+static void test_num_qp_mismatch(void)
+{
+    Rig *r = rig_start(NULL);
+
+    mig_save(r, "state");
+    rig_release(r);
+    g_assert_false(mig_load(r, "state", "-global ernic.num-qp=64"));
+    rig_abandon(r);
+    g_free(r);
+}
+
+int main(int argc, char **argv)
+{
+    int ret;
+
+    g_test_init(&argc, &argv, NULL);
+    tmpdir = g_dir_make_tmp("ernic-migrate-XXXXXX", NULL);
+    g_assert_nonnull(tmpdir);
+    qtest_add_func("/ernic/migrate/registers", test_registers);
+    qtest_add_func("/ernic/migrate/write-timer", test_write_timer);
+    qtest_add_func("/ernic/migrate/read", test_read);
+    qtest_add_func("/ernic/migrate/send", test_send);
+    qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
+    qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
+    for (size_t k = 0; k < ARRAY_SIZE(bad_streams); k++) {
+        g_autofree char *name = g_strdup_printf("/ernic/migrate/refused/%s",
+                                                bad_streams[k].name);
+
+        qtest_add_data_func(name, &bad_streams[k], test_bad_stream);
+    }
+    qtest_add_func("/ernic/migrate/refused/num-qp", test_num_qp_mismatch);
+    ret = g_test_run();
+    for (size_t k = 0; k < ARRAY_SIZE(tmp_files); k++) {
+        g_autofree char *path = g_strdup_printf("%s/%s", tmpdir,
+                                                tmp_files[k]);
+
+        unlink(path);
+    }
+    rmdir(tmpdir);
+    g_free(tmpdir);
+    return ret;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Live migration of a guest in the middle of RDMA traffic
+# (docs/migration.md). Two ernic guests joined by an AF_UNIX -netdev
+# stream run unmodified rdma-core tools and perftest (guest/init-verbs.sh,
+# verbs_steps=migrate): rping with its payload check (SEND, READ, WRITE),
+# ibv_rc_pingpong with its buffer check, ib_write_bw, ib_read_bw and
+# ib_send_bw. Each time a step of the client moves data, the host migrates
+# the client's QEMU to a file (QMP "migrate"), quits it and starts a new
+# QEMU that loads it (-incoming) and connects to the server again; the RC
+# connection carries on, retransmitting what was lost on the way.
+# usage: guest-migrate-test.sh [--check] WORKDIR
+#   --check: print TAP (for `meson test`) instead of the transcript
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/guest-lib.sh"
+
+guest_args "$@"
+# The same image as guest-ulp-test.sh's verbs test.
+rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
+mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
+mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
+    "$ERNIC_ROOT/guest/init-verbs.sh" "${kos[0]}" \
+    "$ERNIC_ROOT/guest/ulp-lib.sh" \
+    kdep:rdma_cm kdep:ib_uverbs kdep:virtio_pci kdep:virtio_net \
+    kdep:rdma_rxe kdep:crc32_generic kdep:rdma_ucm "tree:$rdma_root" \
+    deb:perftest deb:libpci3 deb:libudev1 deb:zlib1g deb:libnl-3-200 \
+    deb:libnl-route-3-200 deb:libgcc-s1 \
+    deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
+
+tmp=$work/guest/migrate
+mkdir -p "$tmp"
+sock=$tmp/link.sock
+qmp=$tmp/client.qmp
+state=$tmp/client.state
+rm -f "$sock" "$qmp" "$state"
+stream="stream,id=n0,addr.type=unix,addr.path=$sock"
+smac=52:54:00:e3:32:31
+cmac=52:54:00:e3:32:32
+nsteps=5
+
+start=$(date +%s%N)
+guest_cmd "${image[0]}" "${image[1]}" \
+    "ulp_role=server ulp_dev=ernic ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
+ulp_peer_mac=$cmac verbs_steps=migrate" \
+    -netdev "$stream,server=on" -device "ernic,netdev=n0,mac=$smac"
+log "server: ${cmd[*]}"
+timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
+spid=$!
+guest_cmd "${image[0]}" "${image[1]}" \
+    "ulp_role=client ulp_dev=ernic ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
+ulp_peer_mac=$smac verbs_steps=migrate" \
+    -netdev "$stream,server=off,reconnect-ms=100" \
+    -device "ernic,netdev=n0,mac=$cmac" \
+    -qmp "unix:$qmp,server=on,wait=off"
+client=("${cmd[@]}")
+log "client: ${client[*]}"
+: >"$tmp/client"
+timeout 1200 "${client[@]}" </dev/null >>"$tmp/client" 2>&1 &
+cpid=$!
+
+# Each "migrate: STEP running" of the client: a second later, migrate it.
+# The host's lines go into the client's console as "guest: host: ...".
+done_n=0
+while kill -0 "$cpid" 2>/dev/null; do
+    marks=$(grep -ac '^guest: migrate: .* running' "$tmp/client" || true)
+    if [ "$marks" -gt "$done_n" ]; then
+        step=$(grep -a '^guest: migrate: .* running' "$tmp/client" |
+               tail -n 1 | sed 's/^guest: migrate: \(.*\) running.*/\1/')
+        sleep 1
+        if res=$("$ERNIC_PYTHON" "$ERNIC_ROOT/scripts/qmp-migrate.py" \
+                 "$qmp" "$state" 2>&1); then
+            wait "$cpid" || true
+            rm -f "$qmp"
+            echo "guest: host: migrated during $step: $res" >>"$tmp/client"
+            timeout 1200 "${client[@]}" -incoming "file:$state" \
+                </dev/null >>"$tmp/client" 2>&1 &
+            cpid=$!
+        else
+            echo "guest: host: FAIL migration during $step: $res" \
+                >>"$tmp/client"
+        fi
+        done_n=$marks
+    fi
+    sleep 0.2
+done
+wait "$cpid" || true
+wait "$spid" || true
+ms=$((($(date +%s%N) - start) / 1000000))
+
+pair_transcript "$tmp" server client
+if [ "$check" != 1 ]; then
+    show_pair_transcript "migration: ernic <== RoCEv2 ==> ernic, the \
+client migrated in each of $nsteps steps: ${ms} ms (TCG)"
+fi
+echo "1..9"
+tap "rping, 3000 pings across a migration, payload checked" \
+    'ok client: rping 3000: 3000 pings'
+tap "ibv_rc_pingpong 64 KiB across a migration, buffers checked" \
+    'ok client: ibv_rc_pingpong 65536'
+for t in ib_write_bw ib_read_bw ib_send_bw; do
+    tap "perftest $t 64 KiB across a migration" "ok client: $t "
+done
+tap "the client migrated once in each step ($nsteps)" \
+    'client: host: migrated during' "$nsteps"
+tap "no migration failed" 'client: host: migrated during' "$nsteps"
+tap "server: ernic clean (no kernel warning)" 'server: RESULT PASS$' 1
+tap "client: ernic clean, every step passed" 'client: RESULT PASS$' 1
+tap_end
