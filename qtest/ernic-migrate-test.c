@@ -153,6 +153,16 @@ static void drain(Rig *r, Wire *w)
     }
 }
 
+/* Let 40 frames of device @from through, then none: a message is cut. */
+static void cut_after_40(Rig *r, int from)
+{
+    Cut cut = { .from = from, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+}
+
 /*
  * The register file
  */
@@ -299,16 +309,13 @@ static void test_write_timer(void)
 static void test_read(void)
 {
     Rig *r = rig_start(NULL);
-    Cut cut = { .from = 1, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
     g_autofree uint8_t *p = NULL;
 
     connect_pair(r, &default_cfg);
     p = put_pattern(r, DEV_BASE(1) + MR_OFF, MSG_LEN, 12);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_READ,
          DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, cut.seen > cut.keep);
-    drain(r, &w);
+    cut_after_40(r, 1);
     g_assert_false(all_done(r, 0, QPN_A));
 
     rig_migrate(r);
@@ -327,16 +334,13 @@ static void test_read(void)
 static void test_send(void)
 {
     Rig *r = rig_start(NULL);
-    Cut cut = { .from = 0, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
     g_autofree uint8_t *p = NULL;
 
     connect_pair(r, &default_cfg);
     p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 13);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
          DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
-    PUMP(r, &w, cut.seen > cut.keep);
-    drain(r, &w);
+    cut_after_40(r, 0);
     g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
 
     rig_migrate(r);
@@ -454,8 +458,6 @@ static void snap_disk(QTestState *qts)
 static void test_snapshot(void)
 {
     Rig *r = rig_start(NULL);
-    Cut cut = { .from = 0, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
     g_autofree uint8_t *p = NULL;
 
     snap_disk(r->qts);
@@ -463,8 +465,7 @@ static void test_snapshot(void)
     p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 14);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 10, ERNIC_OP_WRITE,
          DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, cut.seen > cut.keep);
-    drain(r, &w);
+    cut_after_40(r, 0);
     qtest_qmp_assert_success(r->qts, "{'execute': 'snapshot-save',"
                              " 'arguments': {'job-id': 's1', 'tag': 'mid',"
                              " 'vmstate': 'snap', 'devices': ['snap']}}");
