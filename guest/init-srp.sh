@@ -90,9 +90,12 @@ logout() {
     for p in /sys/class/srp_remote_ports/*/delete; do
         echo 1 >"$p" || fail "SRP logout"
     done
+    # ib_srp removes the target in a work item after the disk has gone; a
+    # login before it has finished is refused as "Already connected".
     i=0
-    while [ -b /dev/sda ] && [ $i -lt 30 ]; do
-        sleep 1
+    while { [ -b /dev/sda ] || [ -n "$(ls /sys/class/srp_remote_ports)" ] ||
+            [ -n "$(ls /sys/class/scsi_host)" ]; } && [ $i -lt 60 ]; do
+        sleep 0.5
         i=$((i + 1))
     done
 }
