@@ -208,7 +208,9 @@ clients() {
             say "ok client: $name: $(result "$name" /tmp/cli.out)"
         else
             fail "client: $name"
-            grep -v '^ *[A-Z][A-Za-z .]* *: ' /tmp/cli.all | tail -n 40 |
+            # perftest's "Key : value" banner is left out, its errors not
+            awk '/[Ff]ail|[Ee]rror/ || !/^ *[A-Z][A-Za-z .]* *: /' \
+                /tmp/cli.all | tail -n 40 |
                 sed 's/^/guest: client: /'
         fi
     done </tmp/steps

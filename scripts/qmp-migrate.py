@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Migrate a QEMU to a file through its QMP socket, then quit it.
+"""Migrate a QEMU to a file through its QMP socket, then quit it; or
+start the QEMU that loaded it once its link is up.
 
 usage: qmp-migrate.py QMP_SOCKET FILE
+       qmp-migrate.py --resume QMP_SOCKET NETDEV
 
-Prints one line: the total time, the downtime and the RAM sent, as
-query-migrate reports them. Exits 1 if the migration fails.
-(scripts/guest-migrate-test.sh; docs/migration.md)
+The first prints one line: the total time, the downtime and the RAM
+sent, as query-migrate reports them. Exits 1 if the migration fails.
+The second waits for the incoming migration of a QEMU started with -S to
+complete and for its -netdev stream NETDEV to be connected, then runs
+the VM ("cont"): the guest's timers do not run while its link is still
+down. (scripts/guest-migrate-test.sh; docs/migration.md)
 """
 import json
 import socket
@@ -16,7 +21,15 @@ import time
 class Qmp:
     def __init__(self, path):
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.connect(path)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.sock.connect(path)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
         self.rd = self.sock.makefile("r")
         json.loads(self.rd.readline())          # the greeting
         self.cmd("qmp_capabilities")
@@ -33,7 +46,44 @@ class Qmp:
             return msg["return"]
 
 
+def wait_for(what, cond):
+    deadline = time.monotonic() + 120
+    while not cond():
+        if time.monotonic() > deadline:
+            print("timed out waiting for", what)
+            sys.exit(1)
+        time.sleep(0.02)
+
+
+def resume(path, netdev):
+    start = time.monotonic()
+    qmp = Qmp(path)
+
+    def loaded():
+        st = qmp.cmd("query-migrate").get("status")
+        if st == "failed":
+            print("incoming migration failed")
+            sys.exit(1)
+        return st == "completed"
+
+    def linked():
+        info = qmp.cmd("human-monitor-command",
+                       **{"command-line": "info network"})
+        # " \ n0: index=0,type=stream,unix:PATH" once connected
+        return any(f" {netdev}: " in ln and "type=stream,unix:" in ln
+                   for ln in info.splitlines())
+
+    wait_for("the load", loaded)
+    wait_for("the link", linked)
+    qmp.cmd("cont")
+    print(f"loaded and linked in {int((time.monotonic() - start) * 1000)} "
+          "ms, running")
+
+
 def main():
+    if sys.argv[1] == "--resume":
+        resume(sys.argv[2], sys.argv[3])
+        return
     qmp = Qmp(sys.argv[1])
     qmp.cmd("migrate", uri="file:" + sys.argv[2])
     deadline = time.monotonic() + 120
