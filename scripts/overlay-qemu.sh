@@ -35,6 +35,17 @@ add_line() {
     fi
 }
 
+# Fixes to QEMU itself that this project carries, each with its reason in
+# its header (patches/qemu/); applied once.
+for p in "$ERNIC_ROOT"/patches/qemu/*.patch; do
+    [ -e "$p" ] || continue
+    if ! patch -d "$src" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
+        patch -d "$src" -p1 -s -f <"$p" >/dev/null ||
+            die "$p does not apply to $src"
+        log "applied $(basename "$p")"
+    fi
+done
+
 link "$ERNIC_ROOT/hw/rdma" "$src/hw/rdma"
 link "$ERNIC_ROOT/include/hw/rdma" "$src/include/hw/rdma"
 for t in ernic-test.c ernic-rc-test.c ernic-fatal-test.c \

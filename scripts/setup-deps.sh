@@ -87,7 +87,7 @@ PKGS=(
     meson/bookworm-backports ninja-build gcc pkgconf libglib2.0-dev
     zlib1g-dev libpixman-1-dev libslirp-dev libfdt-dev python3-venv flex bison
     # Debian source package handling
-    dpkg-dev xz-utils
+    dpkg-dev patch xz-utils
     # Firmware the Debian QEMU source omits (bios-256k.bin; pvh.bin,
     # linuxboot_dma.bin, kvmvapic.bin)
     seabios qemu-system-data/bookworm-backports
