@@ -248,6 +248,7 @@ struct ernic_dev {
 	struct ernic_eth_ring tx;
 	struct ernic_eth_ring rx;
 	spinlock_t tx_lock;		/* tx.head */
+	struct work_struct link_work;	/* BAR4 STATUS changed */
 };
 
 /* A user-space context (uverbs): nothing of the device is mapped. */

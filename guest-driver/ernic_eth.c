@@ -18,6 +18,10 @@
 
 #include "ernic.h"
 
+/* INTSTS causes the driver takes; a device without STATUS ignores [2]. */
+#define ERNIC_ETH_INTS	(ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX | \
+			 ERNIC_ETH_INT_LINK)
+
 struct ernic_netdev_priv {
 	struct ernic_dev *dev;
 };
@@ -146,9 +150,46 @@ static int ernic_rx_poll(struct napi_struct *napi, int budget)
 		done++;
 	}
 	if (done < budget && napi_complete_done(napi, done))
-		ernic_eth_wr(dev, ERNIC_ETH_INTEN,
-			     ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX);
+		ernic_eth_wr(dev, ERNIC_ETH_INTEN, ERNIC_ETH_INTS);
 	return done;
+}
+
+/*
+ * The board MAC's link, BAR4 STATUS (set_link on the host); a device
+ * without the register reads 0 there, and its link is always up.
+ */
+static bool ernic_link_up(struct ernic_dev *dev)
+{
+	u32 st = ernic_eth_rd(dev, ERNIC_ETH_STATUS);
+
+	return !(st & ERNIC_ETH_STATUS_VALID) ||
+	       (st & ERNIC_ETH_STATUS_LINK_UP);
+}
+
+/*
+ * The carrier, and with it the RoCE port's state (ernic_query_port),
+ * follows the link; RDMA consumers hear of it as IB_EVENT_PORT_ERR and
+ * IB_EVENT_PORT_ACTIVE, as rxe's do when its netdev goes down or up.
+ */
+static void ernic_link_work(struct work_struct *w)
+{
+	struct ernic_dev *dev = container_of(w, struct ernic_dev, link_work);
+	bool up = ernic_link_up(dev);
+	struct ib_event ev = {
+		.device = &dev->ibdev,
+		.element.port_num = 1,
+		.event = up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
+	};
+
+	if (up == netif_carrier_ok(dev->netdev))
+		return;
+	if (up)
+		netif_carrier_on(dev->netdev);
+	else
+		netif_carrier_off(dev->netdev);
+	netdev_info(dev->netdev, "link %s\n", up ? "up" : "down");
+	if (dev->ib_registered)
+		ib_dispatch_event(&ev);
 }
 
 irqreturn_t ernic_eth_irq(int irq, void *data)
@@ -162,6 +203,8 @@ irqreturn_t ernic_eth_irq(int irq, void *data)
 		return imm ? IRQ_HANDLED : IRQ_NONE;
 	ernic_eth_wr(dev, ERNIC_ETH_INTSTS, sts);
 	ernic_eth_wr(dev, ERNIC_ETH_INTEN, 0);
+	if (sts & ERNIC_ETH_INT_LINK)
+		schedule_work(&dev->link_work);
 	napi_schedule(&dev->napi);
 	return IRQ_HANDLED;
 }
@@ -237,7 +280,9 @@ static int ernic_open(struct net_device *nd)
 	if (ret)
 		goto err;
 	napi_enable(&dev->napi);
-	ernic_eth_wr(dev, ERNIC_ETH_INTEN, ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX);
+	ernic_eth_wr(dev, ERNIC_ETH_INTEN, ERNIC_ETH_INTS);
+	/* The link may have changed while the interface was down. */
+	schedule_work(&dev->link_work);
 	ernic_eth_wr(dev, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN |
 		     ERNIC_ETH_CTRL_RX_EN);
 	netif_start_queue(nd);
@@ -309,6 +354,7 @@ int ernic_eth_register(struct ernic_dev *dev)
 	eth_hw_addr_set(nd, mac);
 
 	netif_napi_add(nd, &dev->napi, ernic_rx_poll);
+	INIT_WORK(&dev->link_work, ernic_link_work);
 	ret = register_netdev(nd);
 	if (ret) {
 		netif_napi_del(&dev->napi);
@@ -323,6 +369,7 @@ void ernic_eth_unregister(struct ernic_dev *dev)
 	if (!dev->netdev)
 		return;
 	unregister_netdev(dev->netdev);
+	cancel_work_sync(&dev->link_work);
 	netif_napi_del(&dev->napi);
 	free_netdev(dev->netdev);
 	dev->netdev = NULL;

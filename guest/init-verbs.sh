@@ -73,16 +73,13 @@ step_list() {
         # the README's main command: ib_write_bw and ib_write_lat
         perftest_steps "ib_write_bw ib_write_lat" "4096 65536 1048576" 2 200
         return ;;
-    migrate|migrate-read)
+    migrate)
         # scripts/guest-migrate-test.sh: steps long enough (several
-        # seconds under TCG) for the client to be migrated in each;
-        # ib_read_bw only with migrate-read (docs/migration.md, "Not
-        # covered": it fails 1 run in 8)
+        # seconds under TCG) for the client to be migrated in each
         echo "rping $MIG_PINGS|rping -s -a @A -p @P -V -C $MIG_PINGS|rping -c -a @S -p @P -v -V -C $MIG_PINGS"
         echo "ibv_rc_pingpong 65536|ibv_rc_pingpong -d @D -g @G -p @P -s 65536 -n $MIG_PONGS -c|ibv_rc_pingpong -d @D -g @G -p @P -s 65536 -n $MIG_PONGS -c @S"
-        t="ib_write_bw ib_send_bw"
-        [ "$steps" = migrate-read ] && t="ib_write_bw ib_read_bw ib_send_bw"
-        perftest_steps "$t" 65536 2 "$MIG_ITERS"
+        perftest_steps "ib_write_bw ib_read_bw ib_send_bw" 65536 2 \
+            "$MIG_ITERS"
         return ;;
     esac
     sizes="4096 65536"

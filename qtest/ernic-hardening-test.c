@@ -580,31 +580,113 @@ static void test_dup_read_resources(void)
     uint8_t f[FRAME_MAX], ext[16];
     uint32_t last = (PSN_A + 10 * 1024) & 0xffffff;
     size_t len;
-    bool answered = false;
 
     watchdog_arm();
     connect_pair(r, &default_cfg);
     reth(ext, MR_VA, RKEY, 0x100000);
     for (int k = 0; k < 19; k++) {
         uint32_t psn = PSN_A + (k < 10 ? k : k < 18 ? 0 : 10) * 1024;
-        uint32_t be;
 
         len = inject(r, f, 0x0c, QPN_B, psn, ext, 16, 0);
-        be = cpu_to_be32(len);
-        g_byte_array_append(burst, (uint8_t *)&be, 4);
-        g_byte_array_append(burst, f, len);
+        burst_add(burst, f, len);
     }
     g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
                     burst->len);
-    for (int k = 0; k < 2000000 && !answered; k++) {
-        if (!wire_read(r->d[1].fd, f, &len)) {
-            qtest_clock_step(r->qts, 1000);
-            continue;
+    read_until_response(r, last);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
+/*
+ * Found by a guest migrated mid ib_read_bw: READ A (1 packet) answered,
+ * READ B (2 MiB) being answered, then a duplicate of A (the requester
+ * went back to A). A's response must come before more of B's: the
+ * requester takes a response of B while it waits for A as an implied NAK
+ * of A, asks again, and never progresses (before: all of B's 2048
+ * responses first, then A's; seven rounds of it spent the retry count).
+ * After A's response nothing more comes until B is asked again; then B
+ * is answered from its first packet.
+ */
+static void test_dup_read_order(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], ext[16];
+    uint32_t psn_b = PSN_A + 1;
+    size_t len;
+    unsigned b_pkts = 0;
+    bool a_seen = false;
+
+    watchdog_arm();
+    connect_pair(r, &default_cfg);
+    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 64), 16,
+                 0);
+    len = exchange(r, f, len, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x10);
+    len = inject(r, f, 0x0c, QPN_B, psn_b, reth(ext, MR_VA, RKEY, MR_LEN),
+                 16, 0);
+    wire_write(r->d[1].fd, f, len);
+    /* Unread, B's responses stop on a full socket. */
+    qtest_clock_step(r->qts, 1000000);
+    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 64), 16,
+                 0);
+    wire_write(r->d[1].fd, f, len);
+    qtest_clock_step(r->qts, 1000);
+    while (!a_seen) {
+        len = wire_wait(r, 1, f);
+        if (be32(f + F_BTH + 8) == PSN_A) {
+            g_assert_cmphex(f[F_BTH], ==, 0x10);
+            a_seen = true;
+        } else {
+            b_pkts++;
         }
-        g_assert_cmphex(f[F_BTH], !=, 0x11);        /* no NAK */
-        answered = (be32(f + F_BTH + 8) & 0xffffff) == last;
     }
-    g_assert_true(answered);
+    g_assert_cmpuint(b_pkts, <, MR_LEN / 1024);
+    for (int k = 0; k < 100; k++) {
+        qtest_clock_step(r->qts, 100000);
+        g_assert_false(wire_read(r->d[1].fd, f, &len));
+    }
+    /* B asked again: answered from its first packet. */
+    len = inject(r, f, 0x0c, QPN_B, psn_b, reth(ext, MR_VA, RKEY, MR_LEN),
+                 16, 0);
+    len = exchange(r, f, len, f);
+    g_assert_cmphex(f[F_BTH], ==, 0x0d);
+    g_assert_cmphex(be32(f + F_BTH + 8), ==, psn_b);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
+/*
+ * Found by a guest migrated mid ib_read_bw: a requester that timed out
+ * twice re-asks READs it then completes from the first answers, and asks
+ * for new ones. 16 READs answered, the 16 again (each queued again), then
+ * a 17th new READ, in one burst: it takes the place of the oldest
+ * duplicate and is answered; before, FATAL 0x10 and a NAK-Invalid.
+ */
+static void test_dup_read_replay_evict(void)
+{
+    Rig *r = rig_start(NULL);
+    g_autoptr(GByteArray) burst = g_byte_array_new();
+    uint8_t f[FRAME_MAX], ext[16];
+    uint32_t last = (PSN_A + 16) & 0xffffff;
+    size_t len;
+
+    watchdog_arm();
+    connect_pair(r, &default_cfg);
+    reth(ext, MR_VA, RKEY, 64);
+    for (int k = 0; k < 16; k++) {
+        len = inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
+        len = exchange(r, f, len, f);
+        g_assert_cmphex(f[F_BTH], ==, 0x10);
+    }
+    for (int k = 0; k < 17; k++) {
+        len = inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
+        burst_add(burst, f, len);
+    }
+    g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
+                    burst->len);
+    read_until_response(r, last);
     g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
                     0);
     rig_stop(r);
@@ -668,6 +750,56 @@ static void test_implied_nak_index(void)
     rig_stop(r);
 }
 
+/*
+ * Found by a guest migrated mid ib_read_bw: READ 1's response is lost and
+ * eight stale copies of READ 2's response arrive (a link that came back
+ * delivered what it held). They imply one loss: READ 1 is asked again
+ * once, not once per copy (before: seven retries at once, the eighth
+ * copy made the QP FATAL 0x06). Both READs then complete.
+ */
+static void test_stale_implied_nak(void)
+{
+    Rig *r = rig_start(NULL);
+    uint64_t dst = DEV_BASE(0) + SRC_OFF;
+    uint8_t f[FRAME_MAX], resp2[FRAME_MAX], ext[4], pay[64];
+    size_t len, len2;
+    unsigned reasks = 0;
+
+    watchdog_arm();
+    connect_pair(r, &default_cfg);
+    for (int k = 0; k < 2; k++) {
+        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_READ,
+             dst + k * 0x1000, 64, MR_VA, RKEY, 0, NULL);
+        wire_wait(r, 0, f);
+    }
+    stl_be_p(ext, 0x1f000002);
+    len2 = respond(r, resp2, 0x10, PSN_A + 1, ext, 4, 64);
+    for (int k = 0; k < 8; k++) {
+        wire_write(r->d[0].fd, resp2, len2);
+    }
+    for (int k = 0; k < 200; k++) {
+        qtest_clock_step(r->qts, 1000);
+        while (wire_read(r->d[0].fd, f, &len)) {
+            g_assert_cmphex(f[F_BTH], ==, 0x0c);
+            reasks += (be32(f + F_BTH + 8) & 0xffffff) == PSN_A;
+        }
+    }
+    g_assert_cmpuint(reasks, ==, 1);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    stl_be_p(ext, 0x1f000001);
+    len = respond(r, f, 0x10, PSN_A, ext, 4, 64);
+    wire_write(r->d[0].fd, f, len);
+    wire_write(r->d[0].fd, resp2, len2);
+    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 2);
+    for (int k = 0; k < 2; k++) {
+        g_assert_cmphex(cqe(r, 0, k), ==, CQE(ERNIC_OP_READ, k));
+        fill(pay, 64, PSN_A + k);
+        assert_mem(r, dst + k * 0x1000, pay, 64);
+    }
+    rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -698,6 +830,11 @@ int main(int argc, char **argv)
                    test_implied_nak_index);
     qtest_add_func("/ernic/hardening/soak/dup-read-resources",
                    test_dup_read_resources);
+    qtest_add_func("/ernic/hardening/dup-read-replay-evict",
+                   test_dup_read_replay_evict);
+    qtest_add_func("/ernic/hardening/dup-read-order", test_dup_read_order);
+    qtest_add_func("/ernic/hardening/stale-implied-nak",
+                   test_stale_implied_nak);
 
     return g_test_run();
 }

@@ -355,6 +355,41 @@ static void test_send(void)
 }
 
 /*
+ * The responder's 16 READ resources are duplicates queued again (the
+ * "ernic/read-res/replay" subsection) when the machine moves; a new READ
+ * after it takes the place of the oldest and is answered. Had the mark
+ * been lost, the QP would be FATAL (0x10) with a NAK-Invalid.
+ */
+static void test_read_replay(void)
+{
+    Rig *r = rig_start(NULL);
+    uint8_t f[FRAME_MAX], ext[16];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    reth(ext, MR_VA, RKEY, 0x100000);
+    for (int k = 0; k < 16; k++) {
+        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        wire_write(r->d[1].fd, f, len);
+    }
+    read_until_response(r, PSN_A + 16 * 1024 - 1);
+    /* All 16 again, unread: the device stops on a full socket. */
+    for (int k = 0; k < 16; k++) {
+        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        wire_write(r->d[1].fd, f, len);
+    }
+    qtest_clock_step(r->qts, 1000000);
+
+    rig_migrate(r);
+    len = inject(r, f, 0x0c, QPN_B, PSN_A + 16 * 1024, ext, 16, 0);
+    wire_write(r->d[1].fd, f, len);
+    read_until_response(r, PSN_A + 17 * 1024 - 1);
+    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
+/*
  * Both QPs FATAL (a remote access error); clearing traffic is done, the
  * QPs are disabled and under recovery; the machine migrates; the new
  * process re-initialises them (PG332 pp.62-63) and traffic flows again.
@@ -622,6 +657,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/write-timer", test_write_timer);
     qtest_add_func("/ernic/migrate/read", test_read);
     qtest_add_func("/ernic/migrate/send", test_send);
+    qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
     for (size_t k = 0; k < ARRAY_SIZE(bad_streams); k++) {

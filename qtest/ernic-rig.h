@@ -237,9 +237,9 @@ static inline void rig_launch(Rig *r, const char *extra)
     for (int i = 0; i < NDEV; i++) {
         g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
         g_string_append_printf(cmd, " -netdev socket,fd=%d,id=n%d"
-                               " -device ernic,addr=0%d.0,netdev=n%d,"
+                               " -device ernic,id=ern%d,addr=0%d.0,netdev=n%d,"
                                "mac=52:54:00:e3:32:0%d",
-                               sv[i][1], i, 4 + i, i, i);
+                               sv[i][1], i, i, 4 + i, i, i);
     }
     g_string_append_printf(cmd, " %s", extra ? extra : "");
     r->qts = qtest_init(cmd->str);
@@ -460,6 +460,34 @@ static inline size_t wire_wait(Rig *r, int i, uint8_t *f)
     return len;
 }
 
+/* Read device 1's frames until the READ response of @psn; none a NAK. */
+static inline void read_until_response(Rig *r, uint32_t psn)
+{
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    for (int k = 0; k < 2000000; k++) {
+        if (!wire_read(r->d[1].fd, f, &len)) {
+            qtest_clock_step(r->qts, 1000);
+            continue;
+        }
+        g_assert_cmphex(f[F_BTH], !=, 0x11);        /* no ACK or NAK */
+        if ((be32(f + F_BTH + 8) & 0xffffff) == psn) {
+            return;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* Add frame @f to @burst, as the socket netdev frames it. */
+static inline void burst_add(GByteArray *burst, const uint8_t *f, size_t len)
+{
+    uint32_t be = cpu_to_be32(len);
+
+    g_byte_array_append(burst, (uint8_t *)&be, 4);
+    g_byte_array_append(burst, f, len);
+}
+
 /* Send @f to device 1 and return the next frame it answers with. */
 static inline size_t exchange(Rig *r, const uint8_t *f, size_t len,
                               uint8_t *ans)
@@ -473,6 +501,7 @@ static inline uint32_t fatal_entry(Rig *r, int i, int n)
 {
     return qtest_readl(r->d[i].qts, DEV_BASE(i) + FATALQ_OFF + n * 8);
 }
+
 
 typedef struct Wire {
     Filter filter;
@@ -694,6 +723,70 @@ static inline void poll_cqhead_eq_sqpi(Rig *r, int i, uint32_t qpn)
 {
     poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff,
              qrd(r, i, qpn, ERNIC_SQPI));
+}
+
+static inline uint32_t errbuf_word(Rig *r, int i, uint32_t n, uint32_t off)
+{
+    return qtest_readl(r->d[i].qts, DEV_BASE(i) + ERRBUF_OFF +
+                       (n % 16) * 256 + off);
+}
+
+/*
+ * What every FATAL must leave behind (PG332 p.17, Table 2-4, pp.14, 45):
+ * one status queue entry {QP, code}, INTSTS[7], STATQPi[0], and each
+ * outstanding WQE completed with ERRFLAG; a WQE posted afterwards
+ * completes with ERRFLAG too, and nothing more leaves the QP.
+ */
+static inline void check_fatal(Rig *r, int i, uint32_t qpn, uint16_t code,
+                        uint32_t first_cqe)
+{
+    uint8_t f[FRAME_MAX];
+    size_t len;
+    uint32_t n = r->d[i].sqpi;
+
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQBA), ==, DEV_BASE(i) + FATALQ_OFF);
+    g_assert_cmphex(fatal_entry(r, i, 0), ==, (qpn << 16) | code);
+    g_assert_cmphex(fatal_entry(r, i, 1), ==, 0);
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+                    ERNIC_INT_FATAL);
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    g_assert_cmphex(cqe(r, i, 0), ==, first_cqe);
+
+    post(r, i, qpn, DEV_BASE(i) + SQ_OFF, 0x77, ERNIC_OP_WRITE,
+         DEV_BASE(i) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    poll_cqhead_eq_sqpi(r, i, qpn);
+    g_assert_cmphex(cqe(r, i, n), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 0x77));
+    qtest_clock_step(r->d[i].qts, 1000000);
+    g_assert_false(wire_read(r->d[i].fd, f, &len));
+    g_assert_cmphex(qrd(r, i, qpn, ERNIC_STATQP) &
+                    (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY), ==,
+                    ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    /* Only one entry per FATAL. */
+    g_assert_cmphex(rd(r, i, ERNIC_IPKTERRQWPTR), ==, 1);
+}
+
+/*
+ * The error buffer holds exactly @n entries, the last with @synd (0 for a
+ * FATAL whose cause is not a Table 2-3 check) and @frame.
+ */
+static inline void check_errbuf(Rig *r, int i, uint32_t n, uint32_t synd,
+                         const uint8_t *frame)
+{
+    g_assert_cmphex(rd(r, i, ERNIC_ERRBUFWPTR), ==, n);
+    if (n) {
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 0), ==, synd);
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 4), ==, le32(frame));
+        g_assert_cmphex(errbuf_word(r, i, n - 1, 4 + F_BTH), ==,
+                        le32(frame + F_BTH));
+    }
+    if (n && synd) {
+        g_assert_cmphex(rd(r, i, ERNIC_INTSTS) &
+                        ERNIC_INT_PKT_VALIDATION_ERR, ==,
+                        ERNIC_INT_PKT_VALIDATION_ERR);
+    }
 }
 
 /* A request from "device 0" to QP @dqpn of device 1, built by the test. */

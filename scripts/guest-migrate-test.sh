@@ -3,16 +3,13 @@
 # (docs/migration.md). Two ernic guests joined by an AF_UNIX -netdev
 # stream run unmodified rdma-core tools and perftest (guest/init-verbs.sh,
 # verbs_steps=migrate): rping with its payload check (SEND, READ, WRITE),
-# ibv_rc_pingpong with its buffer check, ib_write_bw and ib_send_bw
-# (ib_read_bw with ERNIC_MIGRATE_READ=1). Each time a step of the client moves data, the host migrates
+# ibv_rc_pingpong with its buffer check, ib_write_bw, ib_read_bw and
+# ib_send_bw. Each time a step of the client moves data, the host migrates
 # the client's QEMU to a file (QMP "migrate"), quits it and starts a new
 # QEMU that loads it (-S -incoming), connects to the server again and then
 # runs; the RC connection carries on, retransmitting what was lost.
 # usage: guest-migrate-test.sh [--check] WORKDIR
 #   --check: print TAP (for `meson test`) instead of the transcript
-# ERNIC_MIGRATE_READ=1 adds ib_read_bw, which fails about 1 run in 8 with
-# a remote invalid request after the migration (docs/migration.md, "Not
-# covered"): out of the test command until that is fixed.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -40,11 +37,7 @@ stream="stream,id=n0,addr.type=unix,addr.path=$sock"
 smac=52:54:00:e3:32:31
 cmac=52:54:00:e3:32:32
 steps=migrate
-nsteps=4
-if [ -n "${ERNIC_MIGRATE_READ:-}" ]; then
-    steps=migrate-read
-    nsteps=5
-fi
+nsteps=5
 
 start=$(date +%s%N)
 guest_cmd "${image[0]}" "${image[1]}" \
@@ -109,9 +102,7 @@ tap "rping, 3000 pings across a migration, payload checked" \
     'ok client: rping 3000: 3000 pings'
 tap "ibv_rc_pingpong 64 KiB across a migration, buffers checked" \
     'ok client: ibv_rc_pingpong 65536'
-tools="ib_write_bw ib_send_bw"
-[ "$nsteps" = 5 ] && tools="ib_write_bw ib_read_bw ib_send_bw"
-for t in $tools; do
+for t in ib_write_bw ib_read_bw ib_send_bw; do
     tap "perftest $t 64 KiB across a migration" "ok client: $t "
 done
 tap "the client migrated once in each step ($nsteps)" \

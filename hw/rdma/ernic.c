@@ -159,11 +159,20 @@ static bool ernic_tx(void *opaque, const uint8_t *buf, size_t len)
                                   ernic_tx_done) != 0;
 }
 
+/* QMP/HMP set_link: the board's MAC reports it (BAR4 STATUS, INTSTS[2]). */
+static void ernic_nc_link_status_changed(NetClientState *nc)
+{
+    ErnicState *s = qemu_get_nic_opaque(nc);
+
+    ernic_eth_link(&s->core, !nc->link_down);
+}
+
 static NetClientInfo ernic_net_info = {
     .type = NET_CLIENT_DRIVER_NIC,
     .size = sizeof(NICState),
     .can_receive = ernic_nc_can_receive,
     .receive = ernic_nc_receive,
+    .link_status_changed = ernic_nc_link_status_changed,
 };
 
 /*
@@ -263,6 +272,7 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     ernic_ext_realize(&s->core, s->ext ? s->mr_entries : 0);
     ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
                        ernic_tx, s);
+    s->core.link_down = qemu_get_queue(s->nic)->link_down;
 }
 
 static void ernic_exit(PCIDevice *pci_dev)
@@ -308,6 +318,27 @@ static const Property ernic_properties[] = {
                        ERNIC_EXT_MR_DEFAULT),
 };
 
+/*
+ * Fault injection (docs/debugging.md): host-side QOM properties, which
+ * the guest cannot reach. "fault" takes a command and reads back what is
+ * armed; "fault-stats" counts what was injected.
+ */
+static char *ernic_get_fault(Object *obj, Error **errp)
+{
+    return ernic_fault_describe(&ERNIC(obj)->core);
+}
+
+static void ernic_set_fault(Object *obj, const char *cmd, Error **errp)
+{
+    ernic_fault_command(&ERNIC(obj)->core, cmd, errp);
+}
+
+static void ernic_get_fault_stats(Object *obj, Visitor *v, const char *name,
+                                  void *opaque, Error **errp)
+{
+    ernic_fault_visit_stats(&ERNIC(obj)->core, v, name, errp);
+}
+
 static void ernic_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
@@ -329,6 +360,14 @@ static void ernic_class_init(ObjectClass *klass, void *data)
     dc->desc = "Xilinx ERNIC RoCEv2 RDMA NIC (PG332 v3.1)";
     dc->vmsd = &ernic_vmstate;
     device_class_set_props(dc, ernic_properties);
+    object_class_property_add_str(klass, "fault", ernic_get_fault,
+                                  ernic_set_fault);
+    object_class_property_set_description(klass, "fault",
+        "fault injection command (docs/debugging.md); reads what is armed");
+    object_class_property_add(klass, "fault-stats", "ErnicFaultStats",
+                              ernic_get_fault_stats, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "fault-stats",
+        "counts of the faults injected");
     set_bit(DEVICE_CATEGORY_NETWORK, dc->categories);
 }
 

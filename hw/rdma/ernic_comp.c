@@ -90,6 +90,9 @@ static bool ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
         uint64_t cqe_addr = ernic_qp_addr(c, qpn, ERNIC_CQBA, ERNIC_CQBAMSB) +
                             (uint64_t)qp->cq_next * ERNIC_CQE_SIZE;
 
+        if (unlikely(c->fault.armed) && !error) {
+            error = ernic_fault_cqe_error(c, qpn);
+        }
         stl_le_p(buf, wrid | (opcode << ERNIC_CQE_OPCODE_SHIFT) |
                       ((uint32_t)error << ERNIC_CQE_ERRFLAG_SHIFT));
         ok = ernic_dma_write(c, cqe_addr, buf, sizeof(buf));
@@ -387,6 +390,26 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ernic_sq_update_status(c, qpn);
 }
 
+/*
+ * Implied NAK of READ @i (IBTA 9.7.5.1.3): its responses were lost, so it
+ * is asked again, once for each state of its responses. ACKs and
+ * responses that were on the wire before it was asked again imply the
+ * same loss; before this rule each of them was a retry, and a burst of
+ * stale responses (a link that came back after a migration delivered the
+ * frames it held) spent the retry count at once: FATAL 0x06 with no
+ * timeout (docs/engine.md, choice 16). If the responses are lost again,
+ * the retransmit timer asks again.
+ */
+static void ernic_comp_implied_nak(ErnicCore *c, uint32_t qpn, int i)
+{
+    ErnicOsq *e = ernic_osq(&c->qp[qpn], i);
+
+    if (e->read_reask != e->read_pkts + 1) {
+        e->read_reask = e->read_pkts + 1;
+        ernic_comp_retry(c, qpn, i);
+    }
+}
+
 static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
@@ -399,7 +422,7 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         ernic_comp_progress(c, qpn, pkt->psn + 1);
         i = ernic_comp_ack_upto(c, qpn, pkt->psn);
         if (i >= 0) {
-            ernic_comp_retry(c, qpn, i);
+            ernic_comp_implied_nak(c, qpn, i);
         }
         return;
     case IB_AETH_RNR_NAK:
@@ -478,7 +501,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
     /* A response implicitly acknowledges every older request. */
     i = ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
     if (i >= 0 && ernic_comp_find(qp, pkt->psn) != i) {
-        ernic_comp_retry(c, qpn, i);
+        ernic_comp_implied_nak(c, qpn, i);
         return;
     }
     i = ernic_comp_find(qp, pkt->psn);
@@ -511,10 +534,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
          * missing one. Later responses to the earlier request keep
          * arriving; they are dropped without asking again each time.
          */
-        if (e->read_reask != e->read_pkts + 1) {
-            e->read_reask = e->read_pkts + 1;
-            ernic_comp_retry(c, qpn, i);
-        }
+        ernic_comp_implied_nak(c, qpn, i);
         return;
     }
 

@@ -568,6 +568,7 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
     c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
     c->vmse = qemu_add_vm_change_state_handler(ernic_core_vm_state, c);
     ernic_immdt_realize(c);
+    ernic_fault_realize(c);
     g_queue_init(&c->lo_queue);
     for (i = 1; i <= num_qp; i++) {
         ErnicQP *qp = &c->qp[i];
@@ -599,5 +600,6 @@ void ernic_core_unrealize(ErnicCore *c)
     qemu_bh_delete(c->lo_bh);
     qemu_bh_delete(c->eth_bh);
     ernic_immdt_unrealize(c);
+    ernic_fault_unrealize(c);
     c->sq_bh = NULL;
 }

@@ -114,6 +114,7 @@ typedef struct ErnicReadRes {
     uint32_t len;
     uint32_t pmtu;              /* QPCONFi PMTU when accepted */
     uint32_t msn;
+    bool replay;                /* queued again for a duplicate */
 } ErnicReadRes;
 
 /*
@@ -199,10 +200,80 @@ typedef struct ErnicQP {
     uint32_t rd_count;          /* resources still being answered */
     ErnicReadHist rd_hist[ERNIC_READ_RES];
     uint32_t rd_hist_next;
+    uint32_t fault_cqe_left;    /* injected error CQEs (ernic_fault.c) */
     QEMUTimer *ack_timer;
 } ErnicQP;
 
 typedef struct ErnicCore ErnicCore;
+
+/*
+ * Fault injection (ernic_fault.c, docs/debugging.md): host configuration,
+ * never machine state.
+ */
+#define ERNIC_FAULT_RULES       8
+#define ERNIC_FAULT_HELD_MAX    4096
+#define ERNIC_FAULT_RX          1
+#define ERNIC_FAULT_TX          2
+
+typedef enum ErnicFaultAct {
+    ERNIC_FA_DROP,
+    ERNIC_FA_DUP,
+    ERNIC_FA_REORDER,
+    ERNIC_FA_DELAY,
+    ERNIC_FA_CORRUPT,
+    ERNIC_FA_NAK,
+    ERNIC_FA_N,
+} ErnicFaultAct;
+
+typedef enum ErnicFaultField {
+    ERNIC_FF_ICRC,
+    ERNIC_FF_PSN,
+    ERNIC_FF_OPCODE,
+    ERNIC_FF_DQPN,
+    ERNIC_FF_BYTE,
+    ERNIC_FF_N,
+} ErnicFaultField;
+
+typedef enum ErnicFaultCount {
+    ERNIC_FC_FATAL,
+    ERNIC_FC_FATAL_DIRECT,
+    ERNIC_FC_CQE_ERROR,
+    ERNIC_FC_NAK,
+    ERNIC_FC_DROP,
+    ERNIC_FC_DUP,
+    ERNIC_FC_REORDER,
+    ERNIC_FC_DELAY,
+    ERNIC_FC_CORRUPT,
+    ERNIC_FC_LINK_DOWN,
+    ERNIC_FC_LINK_UP,
+    ERNIC_FAULT_NCOUNT,
+} ErnicFaultCount;
+
+/* A wire fault: the frames it matches, what is done to them. */
+typedef struct ErnicFaultRule {
+    ErnicFaultAct act;
+    uint8_t dirs;               /* ERNIC_FAULT_RX | ERNIC_FAULT_TX */
+    int32_t qpn;                /* local QP; -1: any */
+    int16_t opcode;             /* BTH opcode; -1: any */
+    uint32_t left;              /* frames it may still hit; MAX: no end */
+    uint32_t percent;           /* share of matching frames hit */
+    uint64_t rng;               /* xorshift64* state, from the seed */
+    int64_t delay_ns;
+    uint8_t field;              /* ErnicFaultField (corrupt) */
+    uint32_t offset;            /* ... its byte offset (field=byte) */
+    uint32_t xor;
+    uint8_t syndrome;           /* AETH syndrome (nak) */
+} ErnicFaultRule;
+
+typedef struct ErnicFault {
+    bool armed;                 /* anything to do: the fast paths test it */
+    ErnicFaultRule rule[ERNIC_FAULT_RULES];
+    uint32_t nrules;
+    GQueue held;                /* delayed or reordered frames, by due */
+    QEMUTimer *timer;
+    uint16_t last_code;         /* FATAL code the engine last raised */
+    uint64_t count[ERNIC_FAULT_NCOUNT];
+} ErnicFault;
 
 /*
  * A frame held in lo_queue for ernic_net_loopback_bh(), allocated to its
@@ -272,6 +343,9 @@ struct ErnicCore {
     uint32_t ext_regs[ERNIC_EXT_WORDS];
     ErnicExtMr *mrt;
     uint32_t mr_entries;
+
+    ErnicFault fault;
+    bool link_down;             /* the netdev's link (set_link) */
 };
 
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
@@ -361,8 +435,13 @@ void ernic_count16(ErnicCore *c, hwaddr reg, bool high);
 void ernic_count32(ErnicCore *c, hwaddr reg);
 
 /* Network (ernic_net.c) */
-void ernic_net_xmit(ErnicCore *c, const uint8_t *buf, size_t len);
+/* Send a frame of QP @qpn (0: the Ethernet path). */
+void ernic_net_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
+                    size_t len);
 void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len);
+/* Past fault injection: to the wire (or loopback), and from it. */
+void ernic_net_put(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_net_take(ErnicCore *c, const uint8_t *buf, size_t len);
 void ernic_core_tx_resume(ErnicCore *c);
 void ernic_net_loopback_bh(void *opaque);
 /* Queue a frame for ernic_net_loopback_bh(); dropped when it is full. */
@@ -470,5 +549,29 @@ void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
 void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len);
 void ernic_eth_bh(void *opaque);
 void ernic_eth_reset(ErnicCore *c);
+void ernic_eth_link(ErnicCore *c, bool up);
+
+/* Fault injection (ernic_fault.c, ernic_fault_fatal.c) */
+void ernic_fault_realize(ErnicCore *c);
+void ernic_fault_unrealize(ErnicCore *c);
+/* A command of docs/debugging.md ("fault" property). */
+void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp);
+char *ernic_fault_describe(ErnicCore *c);
+void ernic_fault_visit_stats(ErnicCore *c, Visitor *v, const char *name,
+                             Error **errp);
+/* With c->fault.armed: true when a fault took the frame. */
+bool ernic_fault_rx(ErnicCore *c, const uint8_t *buf, size_t len);
+bool ernic_fault_tx(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
+                    size_t len);
+/* With c->fault.armed: whether this completion carries ERRFLAG. */
+bool ernic_fault_cqe_error(ErnicCore *c, uint32_t qpn);
+void ernic_fault_link(ErnicCore *c, bool up);
+/* Command parsing shared by the fault files. */
+bool ernic_fault_u64(QDict *d, const char *key, uint64_t def, uint64_t max,
+                     uint64_t *v, Error **errp);
+bool ernic_fault_qp(ErnicCore *c, QDict *d, bool need_enabled,
+                    uint32_t *qpn, Error **errp);
+bool ernic_fault_no_more(QDict *d, Error **errp);
+bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp);
 
 #endif /* HW_RDMA_ERNIC_CORE_H */

@@ -88,7 +88,7 @@ static bool ernic_eth_tx_one(ErnicCore *c, uint64_t ring, uint32_t ci)
     } else {
         trace_ernic_eth_tx(ci, len);
         ETH_REG(c, ERNIC_ETH_TXPKTCNT)++;
-        ernic_net_xmit(c, c->frame, len);
+        ernic_net_xmit(c, 0, c->frame, len);
     }
     ernic_eth_desc_done(c, desc, len, flags);
     return true;
@@ -179,13 +179,17 @@ uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size)
         addr < ERNIC_IMMDT_BASE + ERNIC_IMMDT_SIZE) {
         return ernic_immdt_read(c, addr - ERNIC_IMMDT_BASE);
     }
-    if (size != 4 || (addr & 3) || addr > ERNIC_ETH_RXDROPCNT) {
+    if (size != 4 || (addr & 3) || addr > ERNIC_ETH_STATUS) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: Ethernet path: bad %u-byte "
                       "read at 0x%" HWADDR_PRIx "\n", size, addr);
         return 0;
     }
     if (addr == ERNIC_ETH_ID) {
         return ERNIC_ETH_ID_VALUE;
+    }
+    if (addr == ERNIC_ETH_STATUS) {
+        return ERNIC_ETH_STATUS_VALID |
+               (c->link_down ? 0 : ERNIC_ETH_STATUS_LINK_UP);
     }
     return ETH_REG(c, addr);
 }
@@ -215,7 +219,7 @@ void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val64, unsigned size)
         ernic_core_eth_irq(c, val != 0);
         break;
     case ERNIC_ETH_INTEN:
-        val &= ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX;
+        val &= ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX | ERNIC_ETH_INT_LINK;
         ETH_REG(c, addr) = val;
         ernic_core_eth_irq(c, true);
         break;
@@ -248,6 +252,23 @@ void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val64, unsigned size)
                       val, addr);
         break;
     }
+}
+
+/*
+ * The netdev's link went down or up (QMP/HMP set_link): the board's MAC
+ * reports it in STATUS and with INTSTS[2], so that a driver can report
+ * the port's state (docs/engine.md, "Ethernet path"). Frames are dropped
+ * by QEMU's net layer while the link is down, in both directions.
+ */
+void ernic_eth_link(ErnicCore *c, bool up)
+{
+    if (c->link_down == !up) {
+        return;
+    }
+    c->link_down = !up;
+    ernic_fault_link(c, up);
+    ETH_REG(c, ERNIC_ETH_INTSTS) |= ERNIC_ETH_INT_LINK;
+    ernic_core_eth_irq(c, true);
 }
 
 void ernic_eth_reset(ErnicCore *c)

@@ -39,7 +39,16 @@ void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len)
     qemu_bh_schedule(c->lo_bh);
 }
 
-void ernic_net_xmit(ErnicCore *c, const uint8_t *buf, size_t len)
+void ernic_net_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
+                    size_t len)
+{
+    if (unlikely(c->fault.armed) && ernic_fault_tx(c, qpn, buf, len)) {
+        return;                 /* an injected fault took it */
+    }
+    ernic_net_put(c, buf, len);
+}
+
+void ernic_net_put(ErnicCore *c, const uint8_t *buf, size_t len)
 {
     uint8_t mac[6];
     bool sent;
@@ -167,6 +176,14 @@ static bool ernic_ip_matches(const ErnicPkt *pkt, size_t off,
 }
 
 void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len)
+{
+    if (unlikely(c->fault.armed) && ernic_fault_rx(c, buf, len)) {
+        return;                 /* an injected fault took it */
+    }
+    ernic_net_take(c, buf, len);
+}
+
+void ernic_net_take(ErnicCore *c, const uint8_t *buf, size_t len)
 {
     if (c->in_tx) {
         /*

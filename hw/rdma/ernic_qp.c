@@ -106,6 +106,7 @@ void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
         return;
     }
     trace_ernic_qp_fatal(qpn, code);
+    c->fault.last_code = code;
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp | ERNIC_STATQP_FATAL);
 
     /*

@@ -340,7 +340,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     } else {
         ernic_count16(c, ERNIC_OUTIOPKTCNT, false);
     }
-    ernic_net_xmit(c, f, end);
+    ernic_net_xmit(c, qpn, f, end);
     return true;
 }
 
@@ -377,7 +377,7 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
     if (!roce || !pkt.bth) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 frame is not RoCEv2 "
                       "(UDP port 4791, consistent lengths); sent as is\n");
-        ernic_net_xmit(c, f, len);
+        ernic_net_xmit(c, ERNIC_QP_GSI, f, len);
         return;
     }
     stl_le_p(f + pkt.len - ERNIC_ICRC_LEN,
@@ -385,7 +385,7 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
     trace_ernic_tx_req(ERNIC_QP_GSI, pkt.opcode, pkt.psn, pkt.paylen);
     ernic_note_out(c, pkt.opcode, ERNIC_QP_GSI, pkt.psn);
     ernic_count16(c, ERNIC_OUTAMPKTCNT, true);
-    ernic_net_xmit(c, f, pkt.len);
+    ernic_net_xmit(c, ERNIC_QP_GSI, f, pkt.len);
 }
 
 /*

@@ -64,7 +64,7 @@ static void ernic_resp_xmit_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
     ernic_gcsr_set(c, ERNIC_LSTOUTPKT, IB_OPC_ACK | (qpn & 0xff) << 8 |
                    (psn & 0xffff) << 16);
     c->qp[qpn].ack_pending = false;
-    ernic_net_xmit(c, f, end);
+    ernic_net_xmit(c, qpn, f, end);
 }
 
 /*
@@ -261,7 +261,8 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
 /* Queue a READ for responses; the caller checked there is room. */
 static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
-                                  uint32_t len, const ErnicMrAccess *mr)
+                                  uint32_t len, const ErnicMrAccess *mr,
+                                  bool replay)
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicReadRes *r = &qp->rd[(qp->rd_head + qp->rd_count++) %
@@ -275,6 +276,7 @@ static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
     r->mr = *mr;
     r->len = len;
     r->msn = ernic_resp_msn(c, qpn);
+    r->replay = replay;
 }
 
 static uint32_t ernic_read_npkts(ErnicCore *c, uint32_t qpn, uint32_t len)
@@ -307,6 +309,40 @@ static bool ernic_resp_dup_read_ok(ErnicCore *c, uint32_t qpn,
     return false;
 }
 
+/* Remove READ resource @k of the queue, keeping the others' order. */
+static void ernic_resp_drop_read(ErnicQP *qp, uint32_t k)
+{
+    for (; k + 1 < qp->rd_count; k++) {
+        qp->rd[(qp->rd_head + k) % ERNIC_READ_RES] =
+            qp->rd[(qp->rd_head + k + 1) % ERNIC_READ_RES];
+    }
+    qp->rd_count--;
+}
+
+/*
+ * A duplicate READ at @psn: the requester goes back to it and asks again
+ * for every request after it (IBTA 9.7.5.1.1, go-back-N), so the
+ * responses of newer READs are not sent now; each is answered when it is
+ * asked again. Responses then leave in PSN order. Without this, a newer
+ * READ's responses went out ahead of the duplicate's, the requester took
+ * them for an implied NAK of the older READ (9.7.5.1.2), asked again, and
+ * so on until its retry count was spent (docs/engine.md, choice 15).
+ */
+static void ernic_resp_cancel_newer(ErnicCore *c, uint32_t qpn, uint32_t psn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t k = 0;
+
+    while (k < qp->rd_count) {
+        if (ernic_psn_diff(qp->rd[(qp->rd_head + k) % ERNIC_READ_RES].psn,
+                           psn) > 0) {
+            ernic_resp_drop_read(qp, k);
+        } else {
+            k++;
+        }
+    }
+}
+
 /*
  * A duplicate READ whose responses are still being sent takes no resource
  * of its own: the responses start again at its PSN (as rxe does). Only a
@@ -331,6 +367,42 @@ static bool ernic_resp_restart_read(ErnicCore *c, uint32_t qpn, uint32_t psn)
     return false;
 }
 
+/*
+ * A new READ found every resource taken. If some are duplicates queued
+ * again, the one of the oldest READ gives its place: the requester has at
+ * most 16 READs outstanding, the new one included, so of 17 different
+ * READs it no longer waits for the oldest (whose responses it took
+ * before it could ask for a new READ). Only a queue of 16 first requests
+ * is PG332's full queue (p.22, FATAL 0x10). Without this, a requester
+ * that timed out twice, after a lost link or a migration, re-asked READs
+ * it then completed from the first answers, and its next new READ ended
+ * the QP (docs/engine.md, choice 14).
+ */
+static bool ernic_resp_evict_replay(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t k, victim = ERNIC_READ_RES;
+    int32_t oldest = 0;
+
+    for (k = 0; k < qp->rd_count; k++) {
+        ErnicReadRes *r = &qp->rd[(qp->rd_head + k) % ERNIC_READ_RES];
+        int32_t age = ernic_psn_diff(ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ),
+                                     r->psn);
+
+        if (r->replay && (victim == ERNIC_READ_RES || age > oldest)) {
+            victim = k;
+            oldest = age;
+        }
+    }
+    if (victim == ERNIC_READ_RES) {
+        return false;
+    }
+    trace_ernic_rx_read_replay_evict(qpn,
+        qp->rd[(qp->rd_head + victim) % ERNIC_READ_RES].psn);
+    ernic_resp_drop_read(qp, victim);
+    return true;
+}
+
 /* A duplicate request (PSN before the expected one), IBTA 9.7.5.1.1. */
 static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
@@ -353,6 +425,7 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
         trace_ernic_rx_dup_read_drop(qpn, pkt->psn);
         return;
     }
+    ernic_resp_cancel_newer(c, qpn, pkt->psn);
     if (ernic_resp_restart_read(c, qpn, pkt->psn)) {
         return;
     }
@@ -362,7 +435,7 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                             pkt->dmalen, false, &mr))) {
         return;
     }
-    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr);
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, true);
     ernic_sq_doorbell(c, qpn);
 }
 
@@ -605,13 +678,13 @@ static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
         return false;
     }
-    if (qp->rd_count == ERNIC_READ_RES) {
+    if (qp->rd_count == ERNIC_READ_RES && !ernic_resp_evict_replay(c, qpn)) {
         /* PG332 p.22: outstanding READ queue full. */
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_READ_RESOURCES, 0);
         return false;
     }
-    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr);
+    ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, false);
     h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
     h->psn = pkt->psn;
     h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
@@ -753,7 +826,7 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
         trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
                                  paylen);
         ernic_count32(c, ERNIC_OUTRDRSPPKTCNT);
-        ernic_net_xmit(c, f, end);
+        ernic_net_xmit(c, qpn, f, end);
         if (++r->sent == r->npkts) {
             qp->rd_head = (qp->rd_head + 1) % ERNIC_READ_RES;
             qp->rd_count--;

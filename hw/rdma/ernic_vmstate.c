@@ -78,11 +78,36 @@ static const VMStateDescription ernic_vmstate_osq = {
     },
 };
 
+static bool ernic_vm_replay_needed(void *opaque)
+{
+    return ((ErnicReadRes *)opaque)->replay;
+}
+
+/* Without the subsection a resource is a first request. */
+static int ernic_vm_read_res_pre_load(void *opaque)
+{
+    ((ErnicReadRes *)opaque)->replay = false;
+    return 0;
+}
+
+/* A READ resource queued again for a duplicate (ernic_resp.c). */
+static const VMStateDescription ernic_vmstate_read_replay = {
+    .name = "ernic/read-res/replay",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vm_replay_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(replay, ErnicReadRes),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /* An incoming READ being answered (ernic_resp.c). */
 static const VMStateDescription ernic_vmstate_read_res = {
     .name = "ernic/read-res",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ernic_vm_read_res_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(psn, ErnicReadRes),
         VMSTATE_UINT32(npkts, ErnicReadRes),
@@ -93,6 +118,10 @@ static const VMStateDescription ernic_vmstate_read_res = {
         VMSTATE_UINT32(pmtu, ErnicReadRes),
         VMSTATE_UINT32(msn, ErnicReadRes),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &ernic_vmstate_read_replay,
+        NULL
     },
 };
 

@@ -481,12 +481,17 @@ enum {
 #define ERNIC_ETH_TXPKTCNT              0x050   /* RO */
 #define ERNIC_ETH_RXPKTCNT              0x054   /* RO */
 #define ERNIC_ETH_RXDROPCNT             0x058   /* RO: no buffer posted */
+#define ERNIC_ETH_STATUS                0x05c   /* RO: link */
 
 #define ERNIC_ETH_ID_VALUE              0x31485445u     /* "ETH1" */
 #define ERNIC_ETH_CTRL_TX_EN            (1u << 0)
 #define ERNIC_ETH_CTRL_RX_EN            (1u << 1)
 #define ERNIC_ETH_INT_TX                (1u << 0)
 #define ERNIC_ETH_INT_RX                (1u << 1)
+#define ERNIC_ETH_INT_LINK              (1u << 2)   /* link went up/down */
+#define ERNIC_ETH_STATUS_LINK_UP        (1u << 0)
+/* Set on every device with the register: older ones read 0 there. */
+#define ERNIC_ETH_STATUS_VALID          (1u << 31)
 #define ERNIC_ETH_RING_MAX              4096
 
 /* Ethernet path descriptor, 16 bytes, little endian */
