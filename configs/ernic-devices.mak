@@ -2,6 +2,9 @@
 # --without-default-devices --with-devices-x86_64=ernic). Kconfig adds what
 # these select.
 CONFIG_Q35=y
+# The i440FX machine "pc": libqos's x86_64 qos graph has only it, and
+# qos-test runs the libqos driver's examples there (docs/qos.md).
+CONFIG_I440FX=y
 CONFIG_PCIE_PORT=y
 CONFIG_VIRTIO_PCI=y
 CONFIG_VIRTIO_NET=y

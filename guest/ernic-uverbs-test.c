@@ -41,7 +41,8 @@
 
 #include <infiniband/verbs.h>
 
-#define BUF_SIZE	4096
+#include "ernic-verbs.h"
+
 #define SECRET		0xa5
 #define NOBODY		65534
 
@@ -52,184 +53,12 @@ struct victim_info {
 	uint32_t qp_handle;
 };
 
-struct dev {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	union ibv_gid gid;
-	int gid_index;
-	uint8_t *buf;
-	struct ibv_mr *mr;
-};
-
-struct pair {
-	struct ibv_qp *a;	/* the requester */
-	struct ibv_qp *b;	/* its responder */
-};
-
-static int failures;
-
-static void report(int ok, const char *name, const char *why)
-{
-	printf("%s - %s%s%s\n", ok ? "ok" : "not ok", name, why ? ": " : "",
-	       why ? why : "");
-	fflush(stdout);
-	if (!ok)
-		failures++;
-}
-
 static void drop_privileges(void)
 {
 	if (setgid(NOBODY) || setuid(NOBODY)) {
 		perror("setuid");
 		exit(2);
 	}
-}
-
-static int dev_open(struct dev *d, const char *name, int gid_index)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			d->ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	if (!d->ctx)
-		return -1;
-	d->gid_index = gid_index;
-	d->pd = ibv_alloc_pd(d->ctx);
-	d->cq = ibv_create_cq(d->ctx, 64, NULL, NULL, 0);
-	d->buf = aligned_alloc(BUF_SIZE, BUF_SIZE);
-	if (!d->pd || !d->cq || !d->buf ||
-	    ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
-		return -1;
-	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
-	return d->mr ? 0 : -1;
-}
-
-static struct ibv_qp *qp_new(struct dev *d)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = d->cq,
-		.recv_cq = d->cq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
-	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
-	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
-
-	if (qp && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-		ibv_destroy_qp(qp);
-		return NULL;
-	}
-	return qp;
-}
-
-/* INIT -> RTR -> RTS towards @dqpn on this device's own GID (loopback). */
-static int qp_connect(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn,
-		.rq_psn = 0,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = { .dgid = d->gid, .sgid_index = d->gid_index,
-				 .hop_limit = 64 },
-			.port_num = 1,
-		},
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int pair_new(struct dev *d, struct pair *p)
-{
-	p->a = qp_new(d);
-	p->b = qp_new(d);
-	if (!p->a || !p->b)
-		return -1;
-	if (qp_connect(d, p->a, p->b->qp_num) ||
-	    qp_connect(d, p->b, p->a->qp_num))
-		return -1;
-	return 0;
-}
-
-static void pair_free(struct pair *p)
-{
-	if (p->a)
-		ibv_destroy_qp(p->a);
-	if (p->b)
-		ibv_destroy_qp(p->b);
-}
-
-/* The next completion of @qp, within 5 s; its status, or -1. */
-static int wait_wc(struct dev *d, struct ibv_qp *qp)
-{
-	struct timespec t0, t;
-	struct ibv_wc wc;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int n = ibv_poll_cq(d->cq, 1, &wc);
-
-		if (n > 0 && wc.qp_num == qp->qp_num)
-			return wc.status;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec >= 5)
-			return -1;
-		if (n <= 0)
-			usleep(1000);
-	}
-}
-
-static int post_recv(struct ibv_qp *qp, void *addr, uint32_t lkey)
-{
-	struct ibv_sge sge = { (uintptr_t)addr, 64, lkey };
-	struct ibv_recv_wr wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return ibv_post_recv(qp, &wr, &bad);
-}
-
-static int post_send(struct ibv_qp *qp, enum ibv_wr_opcode op, uint64_t addr,
-		     uint32_t lkey, uint64_t raddr, uint32_t rkey, int flags)
-{
-	struct ibv_sge sge = { addr, 64, lkey };
-	struct ibv_send_wr wr = {
-		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
-		.send_flags = IBV_SEND_SIGNALED | flags,
-		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
-	};
-	struct ibv_send_wr *bad;
-
-	return ibv_post_send(qp, &wr, &bad);
 }
 
 static int holds_secret(const uint8_t *p, size_t n)

@@ -248,12 +248,25 @@ security() {
     sed 's/^/guest: security: /' /tmp/sec.out
 }
 
+# verbs_steps=fault (scripts/guest-fault-test.sh): one guest; each fault
+# guest/ernic-fault-verbs.c asks for is injected by the host through QMP,
+# and the program checks what the driver and libibverbs make of it.
+faults() {
+    if ernic-fault-verbs "$ibdev" "$gid"; then
+        say "ok fault: every fault seen as it must be through the driver"
+    else
+        fail "fault: ernic-fault-verbs"
+    fi
+}
+
 load ib_uverbs rdma_ucm
 rdma_up
 ibdev=$(ls /sys/class/infiniband | head -n 1)
 gid=$(gid_index)
 say "$role: $ibdev GID index ${gid:-none} ($steps steps)"
-if [ "$role" = server ]; then
+if [ "$steps" = fault ]; then
+    faults
+elif [ "$role" = server ]; then
     verbs_server
 else
     verbs_client

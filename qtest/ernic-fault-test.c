@@ -295,6 +295,31 @@ static void test_nak_fatal(void)
     rig_stop(r);
 }
 
+/*
+ * Two QPs of one device in loopback: their frames never reach the wire,
+ * and receive rules meet them all the same (found by the guest test: a
+ * nak rule did nothing between QPs of one device).
+ */
+static void test_nak_loopback(void)
+{
+    Rig *r = rig_start(NULL);
+
+    setup_global(r, 0, 0);
+    setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B, &default_cfg, DEV_BASE(0));
+    setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A, &default_cfg,
+             DEV_BASE(0) + 0x2000000);
+    fault_ok(r, 0, "nak,qp=2,type=remote-op");
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 9));
+    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                     ERNIC_STATQP_NAK_SYND_MASK) >>
+                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, 0x63);
+    g_assert_cmpuint(injected(r, 0, "nak"), ==, 1);
+    rig_stop(r);
+}
+
 /* RNR and PSN sequence NAKs are recovered from: the WRITE completes. */
 static void test_nak_recovered(void)
 {
@@ -508,6 +533,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/fault/cqe-error", test_cqe_error);
     qtest_add_func("/ernic/fault/nak/remote-access", test_nak_fatal);
     qtest_add_func("/ernic/fault/nak/recovered", test_nak_recovered);
+    qtest_add_func("/ernic/fault/nak/loopback", test_nak_loopback);
     for (size_t k = 0; k < ARRAY_SIZE(wire_cases); k++) {
         g_autofree char *path = g_strdup_printf("/ernic/fault/wire/%s",
                                                 wire_cases[k].name);

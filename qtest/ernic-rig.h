@@ -19,6 +19,7 @@
 #include "libqos/pci.h"
 #include "hw/pci/pci_regs.h"
 #include "hw/rdma/ernic_regs.h"
+#include "libqos/ernic.h"
 
 /*
  * The machine of every rig. The i8254 PIT is off: its timer runs on the
@@ -111,54 +112,15 @@ static inline uint32_t be32(const void *p)
  * Independent implementations of what the device computes.
  */
 
-static uint32_t crc32_bitwise(uint32_t crc, const uint8_t *p, size_t n)
-{
-    crc = ~crc;
-    while (n--) {
-        crc ^= *p++;
-        for (int k = 0; k < 8; k++) {
-            crc = (crc >> 1) ^ (0xedb88320u & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
-/* RoCEv2 ICRC (annex A17.3.3), computed from scratch. */
+/* RoCEv2 ICRC (annex A17.3.3), computed from scratch (libqos). */
 static inline uint32_t test_icrc(const uint8_t *f, size_t len)
 {
-    bool v6 = lduw_be_p(f + 12) == 0x86dd;
-    size_t iphl = v6 ? 40 : 20, hl = iphl + 8 + 12;
-    uint8_t m[60 + 8];
-    uint32_t crc;
-
-    memset(m, 0xff, 8);
-    memcpy(m + 8, f + 14, hl);
-    if (v6) {
-        m[8] |= 0x0f;
-        m[9] = m[10] = m[11] = 0xff;
-        m[8 + 7] = 0xff;
-    } else {
-        m[8 + 1] = 0xff;
-        m[8 + 8] = 0xff;
-        m[8 + 10] = m[8 + 11] = 0xff;
-    }
-    m[8 + iphl + 6] = m[8 + iphl + 7] = 0xff;
-    m[8 + iphl + 8 + 4] = 0xff;
-    crc = crc32_bitwise(0, m, 8 + hl);
-    return crc32_bitwise(crc, f + 14 + hl, len - 14 - hl - 4);
+    return qernic_icrc(f, len);
 }
 
 static inline uint16_t ip_csum(const uint8_t *p, size_t n)
 {
-    uint32_t s = 0;
-
-    for (size_t i = 0; i < n; i += 2) {
-        s += lduw_be_p(p + i);
-    }
-    while (s >> 16) {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    return ~s;
+    return qernic_ip_csum(p, n);
 }
 
 /* Offsets within a frame the test built or captured (IPv4). */
@@ -174,34 +136,8 @@ static inline size_t build_frame(uint8_t *f, const Dev *src, const Dev *dst,
                                  size_t ext_len, const uint8_t *pay,
                                  size_t paylen)
 {
-    size_t pad = -paylen & 3;
-    size_t l4 = 8 + 12 + ext_len + paylen + pad + 4;
-    size_t len = F_UDP + l4;
-
-    memset(f, 0, len);
-    memcpy(f, dst->mac, 6);
-    memcpy(f + 6, src->mac, 6);
-    stw_be_p(f + 12, 0x0800);
-    f[F_IP] = 0x45;
-    stw_be_p(f + F_IP + 2, 20 + l4);
-    stw_be_p(f + F_IP + 6, 0x4000);
-    f[F_IP + 8] = TTL;
-    f[F_IP + 9] = 17;
-    stl_be_p(f + F_IP + 12, src->ip);
-    stl_be_p(f + F_IP + 16, dst->ip);
-    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
-    stw_be_p(f + F_UDP, 0xc000);
-    stw_be_p(f + F_UDP + 2, 4791);
-    stw_be_p(f + F_UDP + 4, l4);
-    f[F_BTH] = opcode;
-    f[F_BTH + 1] = pad << 4;
-    stw_be_p(f + F_BTH + 2, PKEY);
-    stl_be_p(f + F_BTH + 4, dqpn);
-    stl_be_p(f + F_BTH + 8, psn | (ackreq ? 0x80000000u : 0));
-    memcpy(f + F_EXT, ext, ext_len);
-    memcpy(f + F_EXT + ext_len, pay, paylen);
-    stl_le_p(f + len - 4, test_icrc(f, len));
-    return len;
+    return qernic_frame(f, src->mac, src->ip, dst->mac, dst->ip, opcode,
+                        dqpn, psn, ackreq, ext, ext_len, pay, paylen);
 }
 
 /*

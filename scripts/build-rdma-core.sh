@@ -135,11 +135,12 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$bld" -newer "$stamp" \
 fi
 
 # --- 4. The project's guest programs, against this libibverbs ------------
-for t in ernic-uverbs-test; do
-    if [ "$ERNIC_ROOT/guest/$t.c" -nt "$root/usr/bin/$t" ]; then
+for t in ernic-uverbs-test ernic-fault-verbs; do
+    if [ "$ERNIC_ROOT/guest/$t.c" -nt "$root/usr/bin/$t" ] ||
+       [ "$ERNIC_ROOT/guest/ernic-verbs.h" -nt "$root/usr/bin/$t" ]; then
         log "building $t"
         cc -O2 -Wall -Wextra -o "$root/usr/bin/$t" "$ERNIC_ROOT/guest/$t.c" \
-            -I"$bld/include" -L"$bld/lib" -libverbs ||
+            -I"$ERNIC_ROOT/guest" -I"$bld/include" -L"$bld/lib" -libverbs ||
             die "$t does not build"
     fi
 done

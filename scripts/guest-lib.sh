@@ -6,6 +6,9 @@
 #                          boots, sets out (console) and transcript
 #                          (its "guest:" lines), ms (boot to poweroff);
 #                          $guest_append is added to the kernel command line
+#   verbs_image            sets image (vmlinux, initrd): the user-space
+#                          verbs image (guest/init-verbs.sh, the driver,
+#                          rdma-core with the ernic provider, perftest)
 #   guest_cmd VMLINUX INITRD APPEND [QEMU ARG...]
 #                          sets cmd: the QEMU command line of a guest
 #                          ($guest_mem MiB of RAM, 512 unless set;
@@ -49,6 +52,21 @@ guest_args() {
 # timer interrupt arrives through the IO-APIC can time out, and with
 # interrupt remapping (ERNIC_GUEST_IOMMU) that is a panic ("timer doesn't
 # work through Interrupt-remapped IO-APIC", seen in CI); the timer works.
+verbs_image() {
+    local rdma_root kos
+    rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
+    mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
+    mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
+        "$ERNIC_ROOT/guest/init-verbs.sh" "${kos[0]}" \
+        "$ERNIC_ROOT/guest/ulp-lib.sh" \
+        kdep:rdma_cm kdep:ib_uverbs kdep:virtio_pci kdep:virtio_net \
+        kdep:rdma_rxe kdep:crc32_generic kdep:rdma_ucm "tree:$rdma_root" \
+        deb:perftest deb:libpci3 deb:libudev1 deb:zlib1g deb:libnl-3-200 \
+        deb:libnl-route-3-200 deb:libgcc-s1 \
+        deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 \
+        deb:libmd0)
+}
+
 guest_cmd() {
     local vmlinux=$1 initrd=$2 append=$3 iommu=()
     shift 3

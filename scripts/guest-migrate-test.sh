@@ -16,16 +16,7 @@ set -euo pipefail
 
 guest_args "$@"
 # The same image as guest-ulp-test.sh's verbs test.
-rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
-mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
-mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
-    "$ERNIC_ROOT/guest/init-verbs.sh" "${kos[0]}" \
-    "$ERNIC_ROOT/guest/ulp-lib.sh" \
-    kdep:rdma_cm kdep:ib_uverbs kdep:virtio_pci kdep:virtio_net \
-    kdep:rdma_rxe kdep:crc32_generic kdep:rdma_ucm "tree:$rdma_root" \
-    deb:perftest deb:libpci3 deb:libudev1 deb:zlib1g deb:libnl-3-200 \
-    deb:libnl-route-3-200 deb:libgcc-s1 \
-    deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
+verbs_image
 
 tmp=$work/guest/migrate
 mkdir -p "$tmp"

@@ -50,9 +50,9 @@ link "$ERNIC_ROOT/hw/rdma" "$src/hw/rdma"
 link "$ERNIC_ROOT/include/hw/rdma" "$src/include/hw/rdma"
 for t in ernic-test.c ernic-rc-test.c ernic-fatal-test.c \
          ernic-hardening-test.c ernic-ext-test.c ernic-immdt-test.c \
-         ernic-migrate-test.c ernic-fault-test.c \
+         ernic-migrate-test.c ernic-fault-test.c ernic-qos-test.c \
          ernic-fuzz.c ernic-soak.c \
-         ernic-rig.h; do
+         ernic-rig.h libqos/ernic.c libqos/ernic.h; do
     link "$ERNIC_ROOT/qtest/$t" "$src/tests/qtest/$t"
 done
 link "$ERNIC_ROOT/bench/ernic-bench.c" "$src/tests/qtest/ernic-bench.c"
@@ -69,6 +69,13 @@ if ! grep -qxF "$qtest_line" "$src/tests/qtest/meson.build"; then
     add_line "$src/tests/qtest/meson.build" "$qtest_line" \
         '^qtests_x86_64 = qtests_i386'
 fi
+
+# The libqos driver (qtest/libqos/ernic.c, on the qos graph as igb's) and
+# its example tests, run by qos-test (docs/qos.md).
+add_line "$src/tests/qtest/libqos/meson.build" "        'ernic.c'," \
+    "^        'e1000e.c',"
+add_line "$src/tests/qtest/meson.build" "  'ernic-qos-test.c'," \
+    "^  'igb-test.c',"
 
 # QEMU's generic fuzzer (tests/qtest/fuzz/generic_fuzz.c) learns the ernic
 # target: its MMIO and DMA fuzzed as igb's are (docs/fuzzing.md).

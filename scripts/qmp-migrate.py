@@ -34,15 +34,15 @@ class Qmp:
         json.loads(self.rd.readline())          # the greeting
         self.cmd("qmp_capabilities")
 
-    def cmd(self, name, **args):
-        self.sock.sendall(json.dumps({"execute": name,
+    def cmd(self, execute, **args):
+        self.sock.sendall(json.dumps({"execute": execute,
                                       "arguments": args}).encode())
         while True:
             msg = json.loads(self.rd.readline())
             if "event" in msg:
                 continue
             if "error" in msg:
-                raise RuntimeError(f"{name}: {msg['error']['desc']}")
+                raise RuntimeError(f"{execute}: {msg['error']['desc']}")
             return msg["return"]
 
 

@@ -272,6 +272,7 @@ typedef struct ErnicFault {
     GQueue held;                /* delayed or reordered frames, by due */
     QEMUTimer *timer;
     uint16_t last_code;         /* FATAL code the engine last raised */
+    bool rx_defer;              /* passing a looped-back frame */
     uint64_t count[ERNIC_FAULT_NCOUNT];
 } ErnicFault;
 
@@ -563,6 +564,7 @@ void ernic_fault_visit_stats(ErnicCore *c, Visitor *v, const char *name,
 bool ernic_fault_rx(ErnicCore *c, const uint8_t *buf, size_t len);
 bool ernic_fault_tx(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
                     size_t len);
+bool ernic_fault_loop(ErnicCore *c, const uint8_t *buf, size_t len);
 /* With c->fault.armed: whether this completion carries ERRFLAG. */
 bool ernic_fault_cqe_error(ErnicCore *c, uint32_t qpn);
 void ernic_fault_link(ErnicCore *c, bool up);

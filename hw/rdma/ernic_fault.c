@@ -91,7 +91,9 @@ static void ernic_fault_rearm(ErnicCore *c)
 static void ernic_fault_out(ErnicCore *c, uint8_t dir, uint32_t qpn,
                             const uint8_t *buf, size_t len)
 {
-    if (dir == ERNIC_FAULT_RX) {
+    if (dir == ERNIC_FAULT_RX && c->fault.rx_defer) {
+        ernic_net_defer(c, buf, len);   /* looped back: never nested */
+    } else if (dir == ERNIC_FAULT_RX) {
         ernic_net_take(c, buf, len);
     } else {
         ernic_net_put(c, buf, len);
@@ -377,6 +379,21 @@ bool ernic_fault_tx(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
                     size_t len)
 {
     return ernic_fault_frame(c, ERNIC_FAULT_TX, qpn, buf, len);
+}
+
+/*
+ * A frame to the device's own MAC arrives without the wire: it meets the
+ * receive rules here, and what passes is delivered from the loopback
+ * bottom half, as every looped-back frame is.
+ */
+bool ernic_fault_loop(ErnicCore *c, const uint8_t *buf, size_t len)
+{
+    bool taken;
+
+    c->fault.rx_defer = true;
+    taken = ernic_fault_frame(c, ERNIC_FAULT_RX, 0, buf, len);
+    c->fault.rx_defer = false;
+    return taken;
 }
 
 bool ernic_fault_cqe_error(ErnicCore *c, uint32_t qpn)
@@ -666,6 +683,7 @@ void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp)
     }
     what = g_strdup(what);
     qdict_del(d, "cmd");
+    act = ernic_fault_name(ernic_fault_act_names, ERNIC_FA_N, what);
     if (!strcmp(what, "fatal")) {
         ernic_fault_fatal_cmd(c, d, errp);
     } else if (!strcmp(what, "cqe-error")) {
@@ -674,8 +692,7 @@ void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp)
         if (ernic_fault_no_more(d, errp)) {
             ernic_fault_clear(c);
         }
-    } else if ((act = ernic_fault_name(ernic_fault_act_names, ERNIC_FA_N,
-                                       what)) >= 0) {
+    } else if (act >= 0) {
         ernic_fault_add_rule(c, act, d, errp);
     } else {
         error_setg(errp, "ernic fault: unknown command '%s'", what);

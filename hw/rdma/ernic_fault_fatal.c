@@ -75,24 +75,54 @@ static void ernic_fault_deliver(ErnicCore *c, uint32_t qpn,
     }
 }
 
-/* A PD/MR table entry the QP may WRITE through, or -1. */
-static int ernic_fault_write_mr(ErnicCore *c, uint32_t qpn)
+/* A region of the QP's PD it may WRITE through: its key and range. */
+typedef struct ErnicFaultMr {
+    uint32_t rkey;
+    uint64_t base;
+    uint64_t len;
+} ErnicFaultMr;
+
+/*
+ * The first region of PG332's PD/MR table, or of ERNIC-X's table when a
+ * driver turned it on (ernic_mr_check_rkey() looks in that one only),
+ * that QP @qpn may WRITE through. With @any, any entry in use, of any PD.
+ */
+static bool ernic_fault_find_mr(ErnicCore *c, uint32_t qpn, bool any,
+                                ErnicFaultMr *m)
 {
     uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
-    int i;
+    uint32_t i;
 
+    if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+        for (i = 0; i < c->mr_entries; i++) {
+            const ErnicExtMr *e = ernic_ext_mr(c, i);
+
+            if (e && (any || (e->state == ERNIC_MR_VALID && e->pd == pd &&
+                              (e->acc & ERNIC_MRACC_REMOTE_WRITE)))) {
+                *m = (ErnicFaultMr){ i << 8 | e->key, e->iova, e->len };
+                return true;
+            }
+        }
+        return false;
+    }
     for (i = 0; i < ERNIC_PDT_ENTRIES; i++) {
         const uint32_t *mr = c->pdt[i];
         uint32_t acc = mr[ERNIC_W(ERNIC_ACCESSDESC)] &
                        ERNIC_ACCESSDESC_TYPE_MASK;
 
-        if ((mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) == pd &&
-            (acc == ERNIC_ACCESS_WRITE_ONLY ||
-             acc == ERNIC_ACCESS_READ_WRITE)) {
-            return i;
+        if (any || ((mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) == pd &&
+                    (acc == ERNIC_ACCESS_WRITE_ONLY ||
+                     acc == ERNIC_ACCESS_READ_WRITE))) {
+            m->rkey = i << 8 | (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff);
+            m->base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
+                      mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
+            m->len = ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
+                                 ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
+                     mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
+            return true;
         }
     }
-    return -1;
+    return false;
 }
 
 /* A request at the expected PSN; false if the code has no such cause. */
@@ -101,8 +131,7 @@ static bool ernic_fault_request_cause(ErnicCore *c, uint32_t qpn,
 {
     const ErnicQP *qp = &c->qp[qpn];
     uint32_t pmtu = ernic_qp_pmtu(c, qpn);
-    const uint32_t *mr;
-    int i;
+    ErnicFaultMr m;
 
     k->psn = (ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ) + 1) & ERNIC_PSN_MASK;
     if (qp->rx_msg != ERNIC_RX_IDLE && code != ERNIC_FATAL_UNSUPPORTED_OPCODE) {
@@ -137,30 +166,20 @@ static bool ernic_fault_request_cause(ErnicCore *c, uint32_t qpn,
         k->repeat = ERNIC_READ_RES + 1 - qp->rd_count;
         return true;
     case ERNIC_FATAL_RKEY:              /* an index past the table */
-    case ERNIC_FATAL_RKEY_AND_LENGTH:   /* entry 0, wrong key, no range */
+        k->opcode = IB_OPC_WRITE_ONLY;
+        k->paylen = k->dmalen = 8;
+        k->rkey = 0xffffffff;
+        return true;
     case ERNIC_FATAL_RETH_LENGTH:       /* a good key, past its region */
-        if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+    case ERNIC_FATAL_RKEY_AND_LENGTH:   /* a wrong key byte, no range */
+        if (!ernic_fault_find_mr(c, qpn, code != ERNIC_FATAL_RETH_LENGTH,
+                                 &m)) {
             return false;
         }
         k->opcode = IB_OPC_WRITE_ONLY;
         k->paylen = k->dmalen = 8;
-        if (code == ERNIC_FATAL_RKEY) {
-            k->rkey = 0xffffffff;
-            return true;
-        }
-        i = code == ERNIC_FATAL_RETH_LENGTH ? ernic_fault_write_mr(c, qpn) : 0;
-        if (i < 0) {
-            return false;
-        }
-        mr = c->pdt[i];
-        k->rkey = (i << 8) | ((mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff) ^
-                              (code == ERNIC_FATAL_RETH_LENGTH ? 0 : 1));
-        k->va = code == ERNIC_FATAL_RETH_LENGTH ?
-                (((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
-                 mr[ERNIC_W(ERNIC_VIRTADDRLSB)]) +
-                (((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
-                             ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
-                 mr[ERNIC_W(ERNIC_WRRDBUFLEN)]) :
+        k->rkey = code == ERNIC_FATAL_RETH_LENGTH ? m.rkey : m.rkey ^ 1;
+        k->va = code == ERNIC_FATAL_RETH_LENGTH ? m.base + m.len :
                 UINT64_MAX - 64;
         return true;
     default:

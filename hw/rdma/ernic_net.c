@@ -60,6 +60,9 @@ void ernic_net_put(ErnicCore *c, const uint8_t *buf, size_t len)
          * two QPs of one device can talk. Delivered from a bottom half so
          * that receive processing never nests in transmit.
          */
+        if (unlikely(c->fault.armed) && ernic_fault_loop(c, buf, len)) {
+            return;             /* an injected fault took it */
+        }
         ernic_net_defer(c, buf, len);
         return;
     }

@@ -1,0 +1,645 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ernic-fault-verbs: each fault the host injects into ernic
+ * (docs/debugging.md), seen through the Linux driver and libibverbs, as an
+ * application sees it: the completion status of the WR it hits (the table
+ * of docs/driver.md, "FATAL errors"), the async event, the IBTA state the
+ * QP is left in, and its recovery through Reset to a working QP again.
+ *
+ * Two RC QPs of one device talk in loopback. For each case the program
+ * makes the state the fault needs (a SEND that waits on RNR NAKs, since
+ * its peer has no receive posted), then asks the host for the fault with
+ * a console line "guest: fault: inject CMD" (or "fault: link off|on"),
+ * which scripts/qmp-fault.py carries out through QMP and answers on
+ * ttyS1, and checks the outcome. The same way the host migrates the
+ * guest ("fault: migrate") and takes and loads a snapshot ("fault:
+ * savevm", "fault: loadvm") while WRITEs and READs are in flight, each
+ * checked byte for byte (docs/migration.md). Prints "guest: ok fault:
+ * ..." or "guest: FAIL fault: ..." per case; exits 0 when all pass.
+ *
+ * usage: ernic-fault-verbs DEVICE GID_INDEX
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <termios.h>
+
+#include "ernic-verbs.h"
+
+/* A FATAL code injected on QP A (the SEND's) or B, and what A's SEND gets. */
+struct fatal_case {
+	uint16_t code;
+	char side;
+	const char *extra;
+	enum ibv_wc_status want;
+	bool a_fatal, b_fatal;
+};
+
+static const struct fatal_case fatal_cases[] = {
+	/* Responder codes on B: it NAKs A's SEND (docs/debugging.md). */
+	{ 0x01, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x02, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x03, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x04, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x11, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x12, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x13, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
+	{ 0x15, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
+	{ 0x16, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
+	{ 0x17, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
+	/* The 17th READ's NAK names a PSN A never sent: A's retries run out. */
+	{ 0x10, 'b', "", IBV_WC_RETRY_EXC_ERR, true, true },
+	/* Requester codes on A: the SEND completes with the code's status. */
+	{ 0x0a, 'a', ",nak=0x61", IBV_WC_REM_INV_REQ_ERR, true, false },
+	{ 0x0a, 'a', ",nak=0x62", IBV_WC_REM_ACCESS_ERR, true, false },
+	{ 0x0a, 'a', ",nak=0x63", IBV_WC_REM_OP_ERR, true, false },
+	{ 0x05, 'a', "", IBV_WC_LOC_QP_OP_ERR, true, false },
+	{ 0x06, 'a', "", IBV_WC_RETRY_EXC_ERR, true, false },
+	{ 0x09, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false },
+	{ 0x0d, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false },
+	{ 0x0c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x19, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x1a, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x1b, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x1c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x1e, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x1f, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	/* A responder code on A itself: its own WRs are only flushed. */
+	{ 0x01, 'a', "", IBV_WC_WR_FLUSH_ERR, true, false },
+};
+
+static void say(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	printf("guest: ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+}
+
+/* ttyS1: the host's answers, one line each ("ok", "saved", "loaded"). */
+static int ack_fd = -1;
+static char ack_line[64];
+static size_t ack_len;
+
+/* A whole answer line has arrived (non-blocking); it is in ack_line. */
+static bool host_answered(void)
+{
+	char c;
+
+	while (read(ack_fd, &c, 1) == 1) {
+		if (c == '\n') {
+			ack_line[ack_len] = 0;
+			ack_len = 0;
+			return true;
+		}
+		if (c != '\r' && ack_len < sizeof(ack_line) - 1)
+			ack_line[ack_len++] = c;
+	}
+	return false;
+}
+
+/* Ask the host (a console line) and wait for its answer, up to 120 s. */
+static const char *host_do(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static const char *host_do(const char *fmt, ...)
+{
+	struct pollfd p = { .fd = ack_fd, .events = POLLIN };
+	char req[160];
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(req, sizeof(req), fmt, ap);
+	va_end(ap);
+	say("fault: %s", req);
+	for (i = 0; i < 1200; i++) {
+		if (host_answered())
+			return ack_line;
+		poll(&p, 1, 100);
+	}
+	return "no answer";
+}
+
+static int open_ack(void)
+{
+	struct termios t;
+
+	ack_fd = open("/dev/ttyS1", O_RDWR | O_NOCTTY | O_NONBLOCK);
+	if (ack_fd < 0 || tcgetattr(ack_fd, &t))
+		return -1;
+	cfmakeraw(&t);
+	return tcsetattr(ack_fd, TCSANOW, &t);
+}
+
+static void result(bool ok, const char *name, const char *why)
+{
+	say("%s fault: %s%s%s", ok ? "ok" : "FAIL", name, why ? ": " : "",
+	    why ? why : "");
+	if (!ok)
+		failures++;
+}
+
+/*
+ * Async events of @type, within 10 s: for each QP of @qps (NULL ends it,
+ * at most 2), or for the port when @qps is NULL. Others are taken and
+ * dropped (events of earlier cases).
+ */
+static bool wait_events(struct dev *d, enum ibv_event_type type,
+			struct ibv_qp **qps)
+{
+	struct pollfd p = { .fd = d->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool seen[2] = { !qps || !qps[0], !qps || !qps[0] || !qps[1] };
+	bool port = false;
+	int i, k;
+
+	for (i = 0; i < 20 && !(qps ? seen[0] && seen[1] : port); i++) {
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		if (ibv_get_async_event(d->ctx, &ev))
+			return false;
+		for (k = 0; qps && k < 2 && qps[k]; k++)
+			seen[k] |= ev.event_type == type &&
+				   ev.element.qp == qps[k];
+		port |= !qps && ev.event_type == type;
+		ibv_ack_async_event(&ev);
+	}
+	return qps ? seen[0] && seen[1] : port;
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return (int)a.qp_state;
+}
+
+/* Reset, INIT, RTR, RTS: the QP is reused (IBTA 10.3.1, docs/driver.md). */
+static int qp_recycle(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_attr init = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE) ||
+	    ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	return qp_connect(d, qp, dqpn);
+}
+
+/* A SEND of 64 B from A to B arrives whole, both complete. */
+static bool send_works(struct dev *d, struct pair *p, uint8_t pattern)
+{
+	memset(d->buf, pattern, 64);
+	memset(d->buf + 2048, 0, 64);
+	return !post_recv(p->b, d->buf + 2048, d->mr->lkey) &&
+	       !post_send(p->a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
+			  0, 0, 0) &&
+	       wait_wc(d, p->a) == IBV_WC_SUCCESS &&
+	       wait_wc(d, p->b) == IBV_WC_SUCCESS &&
+	       d->buf[2048] == pattern && d->buf[2048 + 63] == pattern;
+}
+
+/*
+ * A's SEND waits: B has no receive, so B answers with RNR NAKs (its
+ * timer 31: 491 ms) and A, with RNR retry 7, asks again for ever.
+ */
+static bool send_waiting(struct dev *d, struct pair *p)
+{
+	struct ibv_wc wc;
+
+	if (post_send(p->a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
+		      0, 0, 0))
+		return false;
+	usleep(300 * 1000);
+	return ibv_poll_cq(d->cq, 1, &wc) == 0;
+}
+
+/* What happened to the pair after the fault; NULL if all is as it must. */
+static const char *fatal_outcome(struct dev *d, struct pair *p,
+				 const struct fatal_case *c, int st)
+{
+	struct ibv_qp *fatal[3] = { NULL };
+	int n = 0;
+
+	if (c->a_fatal)
+		fatal[n++] = p->a;
+	if (c->b_fatal)
+		fatal[n++] = p->b;
+	if (st != (int)c->want)
+		return "the SEND's status";
+	if (n && !wait_events(d, IBV_EVENT_QP_FATAL, fatal))
+		return "no IBV_EVENT_QP_FATAL";
+	if ((c->a_fatal && qp_state(p->a) != IBV_QPS_ERR) ||
+	    (c->b_fatal && qp_state(p->b) != IBV_QPS_ERR))
+		return "a FATAL QP is not in Error";
+	qp_min_rnr_timer = 12;
+	if (qp_recycle(d, p->a, p->b->qp_num) ||
+	    qp_recycle(d, p->b, p->a->qp_num))
+		return "Reset and reconnect failed";
+	if (!send_works(d, p, c->code))
+		return "no SEND after the reset";
+	return NULL;
+}
+
+static void fatal_case(struct dev *d, const struct fatal_case *c)
+{
+	struct pair p = { 0 };
+	char name[96], why[160];
+	const char *bad;
+	struct ibv_qp *target;
+	int st;
+
+	snprintf(name, sizeof(name), "FATAL 0x%02x on QP %c%s", c->code,
+		 c->side == 'a' ? 'A' : 'B', c->extra);
+	qp_min_rnr_timer = 31;
+	if (pair_new(d, &p) || !send_waiting(d, &p)) {
+		result(false, name, "no SEND waiting on RNR");
+		goto out;
+	}
+	target = c->side == 'a' ? p.a : p.b;
+	host_do("inject fatal,qp=%u,code=0x%02x%s", target->qp_num, c->code,
+		c->extra);
+	st = wait_wc(d, p.a);
+	bad = fatal_outcome(d, &p, c, st);
+	if (bad)
+		snprintf(why, sizeof(why), "%s (SEND: %s, wanted %s)", bad,
+			 st < 0 ? "no completion" : ibv_wc_status_str(st),
+			 ibv_wc_status_str(c->want));
+	else
+		snprintf(why, sizeof(why), "%s, IBV_EVENT_QP_FATAL, Error, "
+			 "reset and reused", ibv_wc_status_str(c->want));
+	result(!bad, name, why);
+out:
+	pair_free(&p);
+}
+
+/* One WR completes with an error; the QP goes on. */
+static void cqe_error_case(struct dev *d)
+{
+	struct pair p = { 0 };
+	bool ok;
+	int st;
+
+	qp_min_rnr_timer = 12;
+	ok = !pair_new(d, &p);
+	ok = ok && !strcmp(host_do("inject cqe-error,qp=%u", p.a->qp_num),
+			   "ok");
+	ok = ok && !post_send(p.a, IBV_WR_RDMA_WRITE, (uintptr_t)d->buf,
+			      d->mr->lkey, (uintptr_t)d->buf + 1024,
+			      d->mr->rkey, 0);
+	st = ok ? wait_wc(d, p.a) : -1;
+	ok = st == IBV_WC_WR_FLUSH_ERR && qp_state(p.a) == IBV_QPS_RTS &&
+	     send_works(d, &p, 0x5a);
+	result(ok, "cqe-error: WRITE flushed, QP still RTS, next SEND works",
+	       ok ? NULL : st < 0 ? "no completion" : ibv_wc_status_str(st));
+	pair_free(&p);
+}
+
+/* A NAK from the peer: Remote Access makes A FATAL; RNR is retried. */
+static void nak_case(struct dev *d, const char *type, int want)
+{
+	struct pair p = { 0 };
+	char name[64];
+	bool ok;
+	int st;
+
+	snprintf(name, sizeof(name), "nak type=%s", type);
+	qp_min_rnr_timer = 12;
+	ok = !pair_new(d, &p);
+	ok = ok && !strcmp(host_do("inject nak,qp=%u,type=%s", p.a->qp_num,
+				   type), "ok");
+	memset(d->buf + 2048, 0, 64);
+	ok = ok && !post_recv(p.b, d->buf + 2048, d->mr->lkey) &&
+	     !post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey, 0,
+			0, 0);
+	st = ok ? wait_wc(d, p.a) : -1;
+	ok = st == want &&
+	     (want == IBV_WC_SUCCESS ||
+	      wait_events(d, IBV_EVENT_QP_FATAL,
+			  (struct ibv_qp *[]){ p.a, NULL }));
+	result(ok, name, st < 0 ? "no completion" : ibv_wc_status_str(st));
+	pair_free(&p);
+}
+
+/* A wire fault on A's frames: the SEND still arrives, whole. */
+static void wire_case(struct dev *d, const char *what)
+{
+	struct pair p = { 0 };
+	char cmd[96];
+	bool ok;
+
+	qp_min_rnr_timer = 12;
+	ok = !pair_new(d, &p);
+	snprintf(cmd, sizeof(cmd), "%s,dir=tx,qp=%u", what,
+		 ok ? p.a->qp_num : 0);
+	ok = ok && !strcmp(host_do("inject %s", cmd), "ok");
+	ok = ok && send_works(d, &p, 0x33);
+	/* What the rule did not hit must not meet the next QPs. */
+	ok = !strcmp(host_do("inject clear"), "ok") && ok;
+	result(ok, cmd, NULL);
+	pair_free(&p);
+}
+
+static int port_state(struct dev *d)
+{
+	struct ibv_port_attr a;
+
+	return ibv_query_port(d->ctx, 1, &a) ? -1 : (int)a.state;
+}
+
+/* set_link: the port goes down and up, with its events. */
+static void link_case(struct dev *d)
+{
+	bool down, up;
+
+	host_do("link off");
+	down = wait_events(d, IBV_EVENT_PORT_ERR, NULL) &&
+	       port_state(d) == IBV_PORT_DOWN;
+	host_do("link on");
+	up = wait_events(d, IBV_EVENT_PORT_ACTIVE, NULL) &&
+	     port_state(d) == IBV_PORT_ACTIVE;
+	result(down && up, "set_link off/on: IBV_EVENT_PORT_ERR, port DOWN, "
+	       "IBV_EVENT_PORT_ACTIVE, port ACTIVE",
+	       !down ? "no PORT_ERR or not DOWN" : !up ?
+	       "no PORT_ACTIVE or not ACTIVE" : NULL);
+}
+
+/*
+ * Traffic in flight for migrations and snapshots: on QP A, slot after
+ * slot, a WRITE of 256 KiB (src to dst, through the region's R_Key) and
+ * a READ of it back (dst to back); a slot is checked byte for byte once
+ * both have completed, and used again with the next pattern.
+ */
+#define SLOT		(256 * 1024)
+#define NSLOT		4
+
+struct traffic {
+	struct dev *d;
+	struct ibv_qp *qp;
+	uint8_t *big;
+	struct ibv_mr *mr;
+	uint8_t pattern[NSLOT];
+	int pending[NSLOT];
+	unsigned int iter, checked, bad;
+};
+
+static uint8_t *slot(struct traffic *t, int area, int k)
+{
+	return t->big + (size_t)(area * NSLOT + k) * SLOT;
+}
+
+static int post_rdma(struct traffic *t, enum ibv_wr_opcode op, int k,
+		     uint8_t *local, uint8_t *remote)
+{
+	struct ibv_sge sge = { (uintptr_t)local, SLOT, t->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = k * 2 + (op == IBV_WR_RDMA_READ), .sg_list = &sge,
+		.num_sge = 1, .opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)remote,
+			     .rkey = t->mr->rkey },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(t->qp, &wr, &bad);
+}
+
+static void post_slot(struct traffic *t, int k)
+{
+	t->pattern[k] = (++t->iter & 0xff) | 1;
+	memset(slot(t, 0, k), t->pattern[k], SLOT);
+	memset(slot(t, 1, k), 0, SLOT);
+	memset(slot(t, 2, k), 0, SLOT);
+	if (post_rdma(t, IBV_WR_RDMA_WRITE, k, slot(t, 0, k), slot(t, 1, k)) ||
+	    post_rdma(t, IBV_WR_RDMA_READ, k, slot(t, 2, k), slot(t, 1, k)))
+		t->bad++;
+	else
+		t->pending[k] = 2;
+}
+
+static bool all_bytes(const uint8_t *p, uint8_t v)
+{
+	size_t i;
+
+	for (i = 0; i < SLOT; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* Poll once; post into free slots while @more. */
+static void traffic_step(struct traffic *t, bool more)
+{
+	struct ibv_wc wc[8];
+	int n, i, k;
+
+	n = ibv_poll_cq(t->d->cq, 8, wc);
+	for (i = 0; i < n; i++) {
+		if (wc[i].qp_num != t->qp->qp_num)
+			continue;
+		k = wc[i].wr_id / 2;
+		if (wc[i].status != IBV_WC_SUCCESS || k >= NSLOT ||
+		    !t->pending[k]) {
+			t->bad++;
+			continue;
+		}
+		if (--t->pending[k])
+			continue;
+		if (all_bytes(slot(t, 1, k), t->pattern[k]) &&
+		    all_bytes(slot(t, 2, k), t->pattern[k]))
+			t->checked++;
+		else
+			t->bad++;
+	}
+	for (k = 0; more && k < NSLOT; k++)
+		if (!t->pending[k])
+			post_slot(t, k);
+	if (n <= 0)
+		usleep(1000);
+}
+
+/* Run until the host has answered, then @after slots more, then drain. */
+static const char *traffic_until_answer(struct traffic *t,
+					unsigned int after)
+{
+	static char answer[64];
+	struct timespec t0, now;
+	unsigned int stop = 0;
+	int k, idle;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(answer, sizeof(answer), "no answer");
+	while (!host_answered()) {
+		traffic_step(t, true);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 180)
+			return answer;
+	}
+	snprintf(answer, sizeof(answer), "%s", ack_line);
+	stop = t->checked + after;
+	while (t->checked < stop && !t->bad)
+		traffic_step(t, true);
+	for (idle = 0; idle < 20000; idle++) {
+		for (k = 0; k < NSLOT && !t->pending[k]; k++)
+			;
+		if (k == NSLOT)
+			break;
+		traffic_step(t, false);
+	}
+	return answer;
+}
+
+static bool traffic_start(struct dev *d, struct pair *p, struct traffic *t)
+{
+	static uint8_t *big;
+	static struct ibv_mr *mr;
+
+	if (!big) {
+		big = aligned_alloc(4096, (size_t)3 * NSLOT * SLOT);
+		mr = big ? ibv_reg_mr(d->pd, big, (size_t)3 * NSLOT * SLOT,
+				      IBV_ACCESS_LOCAL_WRITE |
+				      IBV_ACCESS_REMOTE_READ |
+				      IBV_ACCESS_REMOTE_WRITE) : NULL;
+	}
+	memset(t, 0, sizeof(*t));
+	*t = (struct traffic){ .d = d, .qp = p->a, .big = big, .mr = mr };
+	qp_min_rnr_timer = 12;
+	return mr && !pair_new(d, p);
+}
+
+/* A migration with WRITEs and READs in flight: all complete, all whole. */
+static void migrate_traffic_case(struct dev *d)
+{
+	struct pair p = { 0 };
+	struct traffic t;
+	char why[128];
+	const char *ans;
+	bool ok = traffic_start(d, &p, &t);
+
+	if (ok) {
+		t.qp = p.a;
+		say("fault: migrate");
+		ans = traffic_until_answer(&t, 8);
+		ok = !strcmp(ans, "ok") && !t.bad && t.checked > 8;
+	}
+	snprintf(why, sizeof(why), "%u slots of 256 KiB written and read "
+		 "back, byte for byte, %u bad", t.checked, t.bad);
+	result(ok, "migrate with WRITEs and READs in flight", why);
+	pair_free(&p);
+}
+
+/*
+ * savevm with traffic in flight, then, after more traffic, loadvm: the
+ * guest is back where the snapshot was taken, with the same WRs in
+ * flight, and they complete again, whole. The answer tells the two
+ * timelines apart: "saved" in the first, "loaded" in the one restored.
+ */
+static void snapshot_case(struct dev *d)
+{
+	struct pair p = { 0 };
+	struct traffic t;
+	char why[128];
+	const char *ans = "no pair";
+	bool ok = traffic_start(d, &p, &t);
+
+	if (ok) {
+		t.qp = p.a;
+		say("fault: savevm");
+		ans = traffic_until_answer(&t, 8);
+	}
+	if (ok && !strcmp(ans, "saved") && !t.bad) {
+		say("fault: loadvm");
+		/* Answered in the timeline the snapshot restores. */
+		ans = traffic_until_answer(&t, 8);
+		ok = false;
+	} else {
+		ok = ok && !strcmp(ans, "loaded") && !t.bad;
+	}
+	snprintf(why, sizeof(why), "answer %s, %u slots of 256 KiB checked, "
+		 "%u bad", ans, t.checked, t.bad);
+	result(ok, "savevm and loadvm with WRITEs and READs in flight", why);
+	pair_free(&p);
+}
+
+/* A migration between FATAL and the recovery through Reset. */
+static void fatal_migrate_case(struct dev *d)
+{
+	struct pair p = { 0 };
+	const char *ans = "";
+	int st = -1;
+	bool ok;
+
+	qp_min_rnr_timer = 31;
+	ok = !pair_new(d, &p) && send_waiting(d, &p) &&
+	     !strcmp(host_do("inject fatal,qp=%u,code=0x0a,nak=0x63",
+			     p.a->qp_num), "ok");
+	st = ok ? wait_wc(d, p.a) : -1;
+	ok = st == IBV_WC_REM_OP_ERR &&
+	     wait_events(d, IBV_EVENT_QP_FATAL,
+			 (struct ibv_qp *[]){ p.a, NULL }) &&
+	     qp_state(p.a) == IBV_QPS_ERR;
+	if (ok)
+		ans = host_do("migrate");
+	qp_min_rnr_timer = 12;
+	ok = ok && !strcmp(ans, "ok") && qp_state(p.a) == IBV_QPS_ERR &&
+	     !qp_recycle(d, p.a, p.b->qp_num) &&
+	     !qp_recycle(d, p.b, p.a->qp_num) && send_works(d, &p, 0x77);
+	result(ok, "migrate between FATAL (REM_OP_ERR) and recovery: "
+	       "still Error after the move, reset and reused",
+	       ok ? NULL : st < 0 ? "no completion" : ibv_wc_status_str(st));
+	pair_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+	struct dev d = { 0 };
+	size_t i;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s DEVICE GID_INDEX\n", argv[0]);
+		return 2;
+	}
+	if (dev_open(&d, argv[1], atoi(argv[2]))) {
+		perror("ernic-fault-verbs: device");
+		return 2;
+	}
+	if (open_ack()) {
+		perror("ernic-fault-verbs: /dev/ttyS1, the host's answers");
+		return 2;
+	}
+	wc_timeout_s = 20;
+	for (i = 0; i < sizeof(fatal_cases) / sizeof(fatal_cases[0]); i++)
+		fatal_case(&d, &fatal_cases[i]);
+	cqe_error_case(&d);
+	nak_case(&d, "remote-access", IBV_WC_REM_ACCESS_ERR);
+	nak_case(&d, "remote-op", IBV_WC_REM_OP_ERR);
+	nak_case(&d, "rnr", IBV_WC_SUCCESS);
+	nak_case(&d, "psn-seq", IBV_WC_SUCCESS);
+	wire_case(&d, "drop,count=3");
+	wire_case(&d, "dup,count=3");
+	wire_case(&d, "corrupt,count=2");
+	wire_case(&d, "delay,count=2,delay-us=20000");
+	link_case(&d);
+	migrate_traffic_case(&d);
+	fatal_migrate_case(&d);
+	snapshot_case(&d);
+	say("fault: %d failed", failures);
+	return failures ? 1 : 0;
+}
