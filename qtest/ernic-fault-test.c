@@ -456,6 +456,25 @@ static void test_link(void)
     rig_stop(r);
 }
 
+/* The same commands from HMP: qom-set and qom-get. */
+static void test_hmp(void)
+{
+    Rig *r = rig_start(NULL);
+    g_autofree char *set = NULL, *get = NULL, *bad = NULL;
+
+    connect_pair(r, &default_cfg);
+    set = qtest_hmp(r->qts, "qom-set /machine/peripheral/ern1 fault "
+                    "drop,dir=rx,count=2");
+    g_assert_cmpstr(set, ==, "");
+    get = qtest_hmp(r->qts, "qom-get /machine/peripheral/ern1 fault");
+    g_assert_nonnull(strstr(get, "drop,dir=rx,left=2"));
+    bad = qtest_hmp(r->qts, "qom-set /machine/peripheral/ern1 fault nope");
+    g_assert_nonnull(strstr(bad, "unknown command 'nope'"));
+    write_through(r, 1, 4096, 7);
+    g_assert_cmpuint(injected(r, 1, "drop"), ==, 2);
+    rig_stop(r);
+}
+
 /* Nothing armed: nothing reported, every counter 0. */
 static void test_off(void)
 {
@@ -544,6 +563,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/fault/wire/seed", test_seed);
     qtest_add_func("/ernic/fault/link", test_link);
     qtest_add_func("/ernic/fault/off", test_off);
+    qtest_add_func("/ernic/fault/hmp", test_hmp);
     qtest_add_func("/ernic/debug/pcap", test_pcap);
     return g_test_run();
 }
