@@ -578,6 +578,51 @@ static void snapshot_case(struct dev *d)
 	pair_free(&p);
 }
 
+/*
+ * FATAL with work on both queues (IBTA 10.7.3: entering Error flushes
+ * every WR): A has three SENDs outstanding (its frames dropped), B two
+ * receives. A FATAL on A: its first SEND gets the code's status, the
+ * others and a SEND posted afterwards are flushed. A FATAL on B: its
+ * receives are flushed, in order.
+ */
+static void flush_case(struct dev *d)
+{
+	struct pair p = { 0 };
+	char why[160] = "";
+	int st[4], r[2], i;
+	bool ok;
+
+	qp_min_rnr_timer = 12;
+	ok = !pair_new(d, &p) &&
+	     !post_recv(p.b, d->buf + 2048, d->mr->lkey) &&
+	     !post_recv(p.b, d->buf + 3072, d->mr->lkey) &&
+	     !strcmp(host_do("inject drop,dir=tx,qp=%u,count=1000",
+			     p.a->qp_num), "ok");
+	for (i = 0; ok && i < 3; i++)
+		ok = !post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf,
+				d->mr->lkey, 0, 0, 0);
+	ok = ok && !strcmp(host_do("inject fatal,qp=%u,code=0x0a,nak=0x63",
+				   p.a->qp_num), "ok");
+	for (i = 0; i < 3; i++)
+		st[i] = ok ? wait_wc(d, p.a) : -1;
+	ok = ok && !post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf,
+			      d->mr->lkey, 0, 0, 0);
+	st[3] = ok ? wait_wc(d, p.a) : -1;
+	ok = ok && !strcmp(host_do("inject clear"), "ok") &&
+	     !strcmp(host_do("inject fatal,qp=%u,code=0x01", p.b->qp_num),
+		     "ok");
+	for (i = 0; i < 2; i++)
+		r[i] = ok ? wait_wc(d, p.b) : -1;
+	snprintf(why, sizeof(why), "A: %d %d %d, posted after: %d; B's "
+		 "receives: %d %d", st[0], st[1], st[2], st[3], r[0], r[1]);
+	ok = ok && st[0] == IBV_WC_REM_OP_ERR &&
+	     st[1] == IBV_WC_WR_FLUSH_ERR && st[2] == IBV_WC_WR_FLUSH_ERR &&
+	     st[3] == IBV_WC_WR_FLUSH_ERR && r[0] == IBV_WC_WR_FLUSH_ERR &&
+	     r[1] == IBV_WC_WR_FLUSH_ERR;
+	result(ok, "FATAL flushes every WR of both queues, in order", why);
+	pair_free(&p);
+}
+
 /* A migration between FATAL and the recovery through Reset. */
 static void fatal_migrate_case(struct dev *d)
 {
@@ -637,6 +682,7 @@ int main(int argc, char **argv)
 	wire_case(&d, "corrupt,count=2");
 	wire_case(&d, "delay,count=2,delay-us=20000");
 	link_case(&d);
+	flush_case(&d);
 	migrate_traffic_case(&d);
 	fatal_migrate_case(&d);
 	snapshot_case(&d);

@@ -43,7 +43,7 @@ if [ "$check" != 1 ]; then
     exit
 fi
 nfatal=$(grep -c $'^\t{ 0x' "$ERNIC_ROOT/guest/ernic-fault-verbs.c" || true)
-echo "1..10"
+echo "1..11"
 tap "every FATAL code: status, QP_FATAL, Error, reset and reused ($nfatal)" \
     '^guest: ok fault: FATAL 0x' "$nfatal"
 tap "error CQE: flushed, the QP goes on" '^guest: ok fault: cqe-error'
@@ -53,6 +53,8 @@ tap "wire faults on the QP's frames: the SEND arrives whole" \
     '^guest: ok fault: .*,dir=tx,qp=' 4
 tap "set_link: PORT_ERR, DOWN, PORT_ACTIVE, ACTIVE" \
     '^guest: ok fault: set_link'
+tap "FATAL flushes every WR of both queues, in order" \
+    '^guest: ok fault: FATAL flushes every WR'
 tap "migrated with WRITEs and READs in flight, every byte checked" \
     '^guest: ok fault: migrate with WRITEs and READs in flight'
 tap "migrated between FATAL and recovery: still Error, reset and reused" \
