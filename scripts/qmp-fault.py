@@ -24,6 +24,7 @@ the device's fault-stats, taken at the program's last line
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -184,7 +185,18 @@ def note(console, line):
 def main():
     sep = sys.argv.index("--")
     console, tmp, dev = sys.argv[1:4]
+    # A timeout's SIGTERM ends the run through the finally below, which
+    # takes QEMU with it rather than leaving it running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     g = Guest(console, tmp, dev, sys.argv[sep + 1:])
+    try:
+        run(g, console)
+    finally:
+        if g.proc.poll() is None:
+            g.proc.kill()
+
+
+def run(g, console):
     stats = "{}"
     for line in follow(console, lambda: g.proc.poll() is None):
         if "guest: RESULT" in line:
