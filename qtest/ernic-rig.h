@@ -528,16 +528,10 @@ static inline void post(Rig *r, int i, uint32_t qpn, uint64_t sq, uint16_t wrid,
                         uint64_t raddr, uint32_t rkey, uint32_t imm,
                         const uint8_t *sdata)
 {
-    uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
+    uint8_t wqe[ERNIC_WQE_SIZE];
     Dev *d = &r->d[i];
 
-    stw_le_p(&wqe[ERNIC_WQE_WRID], wrid);
-    stq_le_p(&wqe[ERNIC_WQE_LADDR], laddr);
-    stl_le_p(&wqe[ERNIC_WQE_LENGTH], len);
-    wqe[ERNIC_WQE_OPCODE] = opcode;
-    stq_le_p(&wqe[ERNIC_WQE_ROFFSET], raddr);
-    stl_le_p(&wqe[ERNIC_WQE_RTAG], rkey);
-    stl_le_p(&wqe[ERNIC_WQE_IMMDT], imm);
+    qernic_wqe(wqe, opcode, wrid, laddr, len, raddr, rkey, imm);
     if (sdata) {
         memcpy(&wqe[ERNIC_WQE_SDATA], sdata, MIN(len, 16));
     }

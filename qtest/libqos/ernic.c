@@ -153,18 +153,26 @@ void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
                  (QERNIC_RQ_BUF / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
 }
 
-void qernic_post(QErnic *e, uint32_t qpn, uint8_t opcode, uint16_t wrid,
-                 uint64_t laddr, uint32_t len, uint64_t raddr, uint32_t rkey)
+void qernic_wqe(uint8_t *wqe, uint8_t opcode, uint16_t wrid, uint64_t laddr,
+                uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm)
 {
-    QErnicQp *q = &e->qp[qpn];
-    uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
-
+    memset(wqe, 0, ERNIC_WQE_SIZE);
     stw_le_p(&wqe[ERNIC_WQE_WRID], wrid);
     stq_le_p(&wqe[ERNIC_WQE_LADDR], laddr);
     stl_le_p(&wqe[ERNIC_WQE_LENGTH], len);
     wqe[ERNIC_WQE_OPCODE] = opcode;
     stq_le_p(&wqe[ERNIC_WQE_ROFFSET], raddr);
     stl_le_p(&wqe[ERNIC_WQE_RTAG], rkey);
+    stl_le_p(&wqe[ERNIC_WQE_IMMDT], imm);
+}
+
+void qernic_post(QErnic *e, uint32_t qpn, uint8_t opcode, uint16_t wrid,
+                 uint64_t laddr, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+    QErnicQp *q = &e->qp[qpn];
+    uint8_t wqe[ERNIC_WQE_SIZE];
+
+    qernic_wqe(wqe, opcode, wrid, laddr, len, raddr, rkey, 0);
     qtest_memwrite(e->qts, q->sq + (q->sqpi % QERNIC_SQ_DEPTH) *
                    ERNIC_WQE_SIZE, wqe, sizeof(wqe));
     q->sqpi++;

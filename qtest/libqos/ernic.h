@@ -74,6 +74,9 @@ void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
 /* Peer description of this device's QP @qpn, for a loopback pair. */
 QErnicPeer qernic_self(QErnic *e, uint32_t qpn, uint32_t sq_psn,
                        uint32_t rq_psn);
+/* A WQE (PG332 Table 2-2) in @wqe, ERNIC_WQE_SIZE bytes. */
+void qernic_wqe(uint8_t *wqe, uint8_t opcode, uint16_t wrid, uint64_t laddr,
+                uint32_t len, uint64_t raddr, uint32_t rkey, uint32_t imm);
 /* Post a WQE (PG332 Table 2-2) and ring SQPIi. */
 void qernic_post(QErnic *e, uint32_t qpn, uint8_t opcode, uint16_t wrid,
                  uint64_t laddr, uint32_t len, uint64_t raddr, uint32_t rkey);
