@@ -211,7 +211,9 @@ typedef struct ErnicCore ErnicCore;
  * never machine state.
  */
 #define ERNIC_FAULT_RULES       8
+/* Frames delay/reorder may hold, and their bytes (frames a peer sends). */
 #define ERNIC_FAULT_HELD_MAX    4096
+#define ERNIC_FAULT_HELD_BYTES  (16u << 20)
 #define ERNIC_FAULT_RX          1
 #define ERNIC_FAULT_TX          2
 
@@ -270,6 +272,7 @@ typedef struct ErnicFault {
     ErnicFaultRule rule[ERNIC_FAULT_RULES];
     uint32_t nrules;
     GQueue held;                /* delayed or reordered frames, by due */
+    size_t held_bytes;
     QEMUTimer *timer;
     uint16_t last_code;         /* FATAL code the engine last raised */
     bool rx_defer;              /* passing a looped-back frame */
@@ -575,5 +578,7 @@ bool ernic_fault_qp(ErnicCore *c, QDict *d, bool need_enabled,
                     uint32_t *qpn, Error **errp);
 bool ernic_fault_no_more(QDict *d, Error **errp);
 bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp);
+/* QP @qpn's path turned round: from its peer to this device. */
+void ernic_fault_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
 
 #endif /* HW_RDMA_ERNIC_CORE_H */

@@ -25,7 +25,6 @@
 #include "qemu/cutils.h"
 #include "qemu/keyval.h"
 #include "qemu/main-loop.h"
-#include "net/checksum.h"
 #include "qapi/error.h"
 #include "qobject/qdict.h"
 #include "qapi/visitor.h"
@@ -114,7 +113,8 @@ static void ernic_fault_hold(ErnicCore *c, uint8_t dir, uint32_t qpn,
 {
     ErnicFaultFrame *h;
 
-    if (g_queue_get_length(&c->fault.held) >= ERNIC_FAULT_HELD_MAX) {
+    if (g_queue_get_length(&c->fault.held) >= ERNIC_FAULT_HELD_MAX ||
+        c->fault.held_bytes + len > ERNIC_FAULT_HELD_BYTES) {
         /* Bounded: past it, frames pass undelayed. */
         ernic_fault_out(c, dir, qpn, buf, len);
         return;
@@ -126,6 +126,7 @@ static void ernic_fault_hold(ErnicCore *c, uint8_t dir, uint32_t qpn,
     h->qpn = qpn;
     h->len = len;
     memcpy(h->data, buf, len);
+    c->fault.held_bytes += len;
     g_queue_insert_sorted(&c->fault.held, h, ernic_fault_by_due, NULL);
     timer_mod(c->fault.timer,
               ((ErnicFaultFrame *)g_queue_peek_head(&c->fault.held))->due);
@@ -150,6 +151,7 @@ static void ernic_fault_release(ErnicCore *c, int64_t now, uint8_t dir)
         if (h->due <= now || (h->reorder && h->dir == dir)) {
             g_queue_unlink(&c->fault.held, l);
             g_queue_push_tail_link(&out, l);
+            c->fault.held_bytes -= h->len;
         }
         l = next;
     }
@@ -246,35 +248,37 @@ static void ernic_fault_corrupt(const ErnicFaultRule *r, uint8_t *f,
              ernic_icrc(f, pkt->l3, pkt->len, pkt->ipv6));
 }
 
+void ernic_fault_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
+{
+    uint8_t mac[6], ip[16];
+
+    ernic_qp_path(c, qpn, p);
+    memcpy(mac, p->src_mac, 6);
+    memcpy(p->src_mac, p->dst_mac, 6);
+    memcpy(p->dst_mac, mac, 6);
+    memcpy(ip, p->src_ip, 16);
+    memcpy(p->src_ip, p->dst_ip, 16);
+    memcpy(p->dst_ip, ip, 16);
+    p->dqpn = qpn;
+}
+
 /*
  * The response @pkt to QP @qpn, replaced by a NAK of the rule's syndrome
- * for the same PSN, as the peer would have sent it.
+ * for the same PSN and MSN, as the peer would have sent it.
  */
 static size_t ernic_fault_nak_frame(ErnicCore *c, uint32_t qpn,
                                     const ErnicPkt *pkt, uint8_t syndrome,
                                     uint8_t *f)
 {
-    size_t end = pkt->bth + ERNIC_BTH_LEN;
+    ErnicPath p;
+    size_t end;
 
-    /* The response's own headers, with ACK's opcode and AETH. */
-    memcpy(f, pkt->frame, end);
-    f[pkt->bth] = IB_OPC_ACK;
-    f[pkt->bth + 1] &= ~IB_BTH_PAD_MASK;
+    ernic_fault_peer_path(c, qpn, &p);
+    end = ernic_wire_build(f, &p, IB_OPC_ACK, pkt->psn, false,
+                           ERNIC_AETH_LEN, 0);
     ernic_wire_put_aeth(f + end, syndrome, pkt->msn);
-    end += ERNIC_AETH_LEN;
-    if (pkt->ipv6) {
-        stw_be_p(f + pkt->l3 + 4, end + ERNIC_ICRC_LEN - pkt->l3 -
-                 ERNIC_IPV6_HLEN);
-    } else {
-        stw_be_p(f + pkt->l3 + 2, end + ERNIC_ICRC_LEN - pkt->l3);
-        stw_be_p(f + pkt->l3 + 10, 0);
-        stw_be_p(f + pkt->l3 + 10, net_raw_checksum(f + pkt->l3,
-                                                    ERNIC_IPV4_HLEN));
-    }
-    stw_be_p(f + pkt->bth - ERNIC_UDP_HLEN + 4,
-             end + ERNIC_ICRC_LEN - (pkt->bth - ERNIC_UDP_HLEN));
     trace_ernic_fault_nak(qpn, syndrome, pkt->psn);
-    return ernic_wire_finish(f, end, 0, pkt->ipv6);
+    return ernic_wire_finish(f, end + ERNIC_AETH_LEN, 0, p.ipv6);
 }
 
 /* Apply rule @r to a frame it hit. */
@@ -285,8 +289,8 @@ static void ernic_fault_apply(ErnicCore *c, ErnicFaultRule *r, uint8_t dir,
      * A copy of its own: passing a frame on may run the engine, which
      * may send, and a rule may hit that frame too.
      */
-    g_autofree uint8_t *f = g_malloc(pkt->len + ERNIC_AETH_LEN +
-                                     ERNIC_ICRC_LEN);
+    g_autofree uint8_t *f = g_malloc(MAX(pkt->len, ERNIC_MAX_HDR_LEN +
+                                         ERNIC_AETH_LEN + ERNIC_ICRC_LEN));
     size_t len;
 
     trace_ernic_fault_wire(ernic_fault_act_names[r->act],

@@ -22,7 +22,7 @@
 #include "ernic_core.h"
 #include "trace.h"
 
-/* The frame that causes a code; built by ernic_fault_cause(). */
+/* The frame that causes a code (ernic_fault_*_cause()). */
 typedef struct ErnicCause {
     uint8_t opcode;
     uint32_t psn;
@@ -39,38 +39,21 @@ static void ernic_fault_deliver(ErnicCore *c, uint32_t qpn,
 {
     uint8_t f[ERNIC_MAX_FRAME];
     uint32_t flags = ernic_opcode_flags(k->opcode), n;
+    size_t end, ext = ernic_wire_ext_len(flags);
     ErnicPath p;
-    uint8_t mac[6], ip[16];
-    size_t end, ext;
 
-    /* The QP's path, turned round: from its peer to this device. */
-    ernic_qp_path(c, qpn, &p);
-    memcpy(mac, p.src_mac, 6);
-    memcpy(p.src_mac, p.dst_mac, 6);
-    memcpy(p.dst_mac, mac, 6);
-    memcpy(ip, p.src_ip, 16);
-    memcpy(p.src_ip, p.dst_ip, 16);
-    memcpy(p.dst_ip, ip, 16);
-    p.dqpn = qpn;
-    ext = ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
-          ((flags & ERNIC_OPF_AETH) ? ERNIC_AETH_LEN : 0) +
-          ((flags & ERNIC_OPF_ATOMICACKETH) ? ERNIC_ATOMICACKETH_LEN : 0);
+    ernic_fault_peer_path(c, qpn, &p);
     for (n = 0; n < MAX(k->repeat, 1); n++) {
         end = ernic_wire_build(f, &p, k->opcode, k->psn + n, true, ext,
                                k->paylen);
         memset(f + end, 0, ext + k->paylen);
+        /* No opcode here has both: each starts the extension headers. */
         if (flags & ERNIC_OPF_RETH) {
             ernic_wire_put_reth(f + end, k->va, k->rkey, k->dmalen);
-            end += ERNIC_RETH_LEN;
-        }
-        if (flags & ERNIC_OPF_AETH) {
+        } else if (flags & ERNIC_OPF_AETH) {
             ernic_wire_put_aeth(f + end, k->syndrome, 0);
-            end += ERNIC_AETH_LEN;
         }
-        if (flags & ERNIC_OPF_ATOMICACKETH) {
-            end += ERNIC_ATOMICACKETH_LEN;
-        }
-        end = ernic_wire_finish(f, end + k->paylen, k->paylen, p.ipv6);
+        end = ernic_wire_finish(f, end + ext + k->paylen, k->paylen, p.ipv6);
         ernic_net_take(c, f, end);
     }
 }
@@ -291,10 +274,6 @@ bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp)
         error_setg(errp, "ernic fault: nak=0x%02" PRIx64 ": 0x61 (invalid "
                    "request), 0x62 (remote access) or 0x63 (remote "
                    "operational)", nak);
-        return false;
-    }
-    if (ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED) {
-        error_setg(errp, "ernic fault: QP%u is FATAL already", qpn);
         return false;
     }
     cause = ernic_fault_request_cause(c, qpn, code, &k) ||

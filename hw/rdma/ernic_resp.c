@@ -331,16 +331,16 @@ static void ernic_resp_drop_read(ErnicQP *qp, uint32_t k)
 static void ernic_resp_cancel_newer(ErnicCore *c, uint32_t qpn, uint32_t psn)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t k = 0;
+    uint32_t k, kept = 0;
 
-    while (k < qp->rd_count) {
-        if (ernic_psn_diff(qp->rd[(qp->rd_head + k) % ERNIC_READ_RES].psn,
-                           psn) > 0) {
-            ernic_resp_drop_read(qp, k);
-        } else {
-            k++;
+    for (k = 0; k < qp->rd_count; k++) {
+        ErnicReadRes *r = &qp->rd[(qp->rd_head + k) % ERNIC_READ_RES];
+
+        if (ernic_psn_diff(r->psn, psn) <= 0) {
+            qp->rd[(qp->rd_head + kept++) % ERNIC_READ_RES] = *r;
         }
     }
+    qp->rd_count = kept;
 }
 
 /*

@@ -61,7 +61,7 @@ uint32_t ernic_opcode_flags(uint8_t opcode)
     return ernic_opcode_table[opcode];
 }
 
-static size_t ernic_ext_len(uint32_t flags)
+size_t ernic_wire_ext_len(uint32_t flags)
 {
     return ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
            ((flags & ERNIC_OPF_AETH) ? ERNIC_AETH_LEN : 0) +
@@ -301,7 +301,7 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
 
     /* Extension headers; an unknown opcode has none we can parse. */
     ext = bth + ERNIC_BTH_LEN;
-    ext_len = ernic_ext_len(pkt->flags);
+    ext_len = ernic_wire_ext_len(pkt->flags);
     if (pkt->bth + ERNIC_BTH_LEN + ext_len + pkt->padcnt + ERNIC_ICRC_LEN >
         end) {
         return synd | ERNIC_SYND_PMTU;

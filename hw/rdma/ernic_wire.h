@@ -149,6 +149,8 @@ typedef struct ErnicPkt {
  * extension headers and @paylen bytes of payload; returns the BTH's end.
  * The caller appends the rest and then calls ernic_wire_finish().
  */
+/* Bytes of extension headers (RETH, AETH, ...) an opcode's flags carry. */
+size_t ernic_wire_ext_len(uint32_t flags);
 size_t ernic_wire_build(uint8_t *frame, const ErnicPath *p, uint8_t opcode,
                         uint32_t psn, bool ackreq, size_t ext_len,
                         uint32_t paylen);
