@@ -73,7 +73,10 @@ typedef struct Dev {
     QPCIBus *bus;
     QPCIDevice *pci;
     QPCIBar bar;
+    uint32_t reg;               /* ERNIC's offset in bar */
     QPCIBar eth;
+    QPCIBar card;               /* layout=reconic: card memory */
+    uint64_t card_size;
     int fd;                     /* the test's end of the netdev */
     uint8_t mac[6];
     uint32_t ip;
@@ -154,8 +157,17 @@ static inline void rig_attach(Rig *r, int i, QTestState *qts, QPCIBus *bus)
     d->pci = qpci_device_find(bus, QPCI_DEVFN(4 + i, 0));
     g_assert(d->pci);
     qpci_device_enable(d->pci);
-    d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
-    d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
+    if (qpci_config_readw(d->pci, PCI_DEVICE_ID) == ERNIC_RN_PCI_DEVICE_ID) {
+        /* layout=reconic (docs/boards.md) */
+        d->bar = qpci_iomap(d->pci, ERNIC_RN_BAR_SHELL, &size);
+        g_assert_cmphex(size, ==, ERNIC_RN_SHELL_SIZE);
+        d->reg = ERNIC_RN_ERNIC_BASE;
+        d->eth = qpci_iomap(d->pci, ERNIC_RN_BAR_ETH, &size);
+        d->card = qpci_iomap(d->pci, ERNIC_RN_BAR_CARD, &d->card_size);
+    } else {
+        d->bar = qpci_iomap(d->pci, ERNIC_BAR_REGS, &size);
+        d->eth = qpci_iomap(d->pci, ERNIC_BAR_ETH, &size);
+    }
     g_assert_cmphex(size, ==, ERNIC_ETH_BAR_SIZE);
     memcpy(d->mac, (uint8_t[]){ 0x52, 0x54, 0x00, 0xe3, 0x32, i }, 6);
     d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
@@ -165,7 +177,8 @@ static inline void rig_attach(Rig *r, int i, QTestState *qts, QPCIBus *bus)
  * Start the rig's QEMU with @extra options; the devices are attached by
  * rig_attach_all() (after an incoming migration, once it has loaded).
  */
-static inline void rig_launch(Rig *r, const char *extra)
+static inline void rig_launch_dev(Rig *r, const char *devopts,
+                                  const char *extra)
 {
     int sv[NDEV][2];
     g_autoptr(GString) cmd = g_string_new(RIG_MACHINE);
@@ -174,8 +187,9 @@ static inline void rig_launch(Rig *r, const char *extra)
         g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
         g_string_append_printf(cmd, " -netdev socket,fd=%d,id=n%d"
                                " -device ernic,id=ern%d,addr=0%d.0,netdev=n%d,"
-                               "mac=52:54:00:e3:32:0%d",
-                               sv[i][1], i, i, 4 + i, i, i);
+                               "mac=52:54:00:e3:32:0%d%s%s",
+                               sv[i][1], i, i, 4 + i, i, i,
+                               devopts ? "," : "", devopts ? devopts : "");
     }
     g_string_append_printf(cmd, " %s", extra ? extra : "");
     r->qts = qtest_init(cmd->str);
@@ -183,6 +197,11 @@ static inline void rig_launch(Rig *r, const char *extra)
         close(sv[i][1]);
         r->d[i].fd = sv[i][0];
     }
+}
+
+static inline void rig_launch(Rig *r, const char *extra)
+{
+    rig_launch_dev(r, NULL, extra);
 }
 
 static inline void rig_attach_all(Rig *r)
@@ -243,12 +262,12 @@ static inline void rig_stop(Rig *r)
 
 static inline uint32_t rd(Rig *r, int i, uint32_t off)
 {
-    return qpci_io_readl(r->d[i].pci, r->d[i].bar, off);
+    return qpci_io_readl(r->d[i].pci, r->d[i].bar, r->d[i].reg + off);
 }
 
 static inline void wr(Rig *r, int i, uint32_t off, uint32_t val)
 {
-    qpci_io_writel(r->d[i].pci, r->d[i].bar, off, val);
+    qpci_io_writel(r->d[i].pci, r->d[i].bar, r->d[i].reg + off, val);
 }
 
 static inline uint32_t qrd(Rig *r, int i, uint32_t qpn, uint32_t off)

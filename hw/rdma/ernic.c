@@ -5,14 +5,23 @@
  *
  * Usage: -device ernic,netdev=<id>[,mac=<addr>][,num-qp=<8..256>]
  *                      [,ext=on|off][,mr-entries=<256..65536>]
+ *                      [,layout=ernic|reconic][,card-mem=<size>]
  *
  * ext=off removes ERNIC-X, the verbs extension (docs/extension.md): no
  * discovery capability, no extension registers; the bare PG332 device.
  *
+ * layout=ernic (default):
  * BAR0  256 KiB ERNIC register window (PG332 Table 2-7)
  * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt, vector 1
  *       the Ethernet path's
  * BAR4  Ethernet path for non-RoCE frames (docs/engine.md)
+ *
+ * layout=reconic, a RecoNIC card (docs/boards.md; device ID 0x903f):
+ * BAR0  MSI-X table and PBA
+ * BAR1  Ethernet path
+ * BAR2  4 MiB: ERNIC at 0x40000, QDMA bridge windows at 0x16420
+ * BAR4  card memory (card-mem, default 64 MiB), which the engine reaches
+ *       at 0xa350000000000000
  *
  * Documentation: docs/user-guide.md, docs/registers.md.
  *
@@ -45,12 +54,16 @@ struct ErnicState {
     uint32_t num_qp;
     bool ext;
     uint32_t mr_entries;
+    char *layout;
+    uint64_t card_mem;
+    bool reconic;
 
     MemoryRegion regs;
     MemoryRegion msix;
     MemoryRegion eth;
 
     ErnicCore core;
+    ErnicReconic rn;
 };
 
 static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
@@ -181,6 +194,10 @@ static NetClientInfo ernic_net_info = {
  */
 static bool ernic_ext_cap_init(PCIDevice *pci_dev, Error **errp)
 {
+    ErnicState *s = ERNIC(pci_dev);
+    uint32_t loc = s->reconic ?
+        (ERNIC_RN_ERNIC_BASE + ERNIC_EXT_BASE) | ERNIC_RN_BAR_SHELL :
+        ERNIC_EXT_BASE | ERNIC_BAR_REGS;
     int off = pci_add_capability(pci_dev, PCI_CAP_ID_VNDR, 0x40,
                                  ERNIC_EXT_CAP_LEN, errp);
     uint8_t *cap;
@@ -191,9 +208,64 @@ static bool ernic_ext_cap_init(PCIDevice *pci_dev, Error **errp)
     cap = pci_dev->config + off;
     cap[PCI_CAP_FLAGS] = ERNIC_EXT_CAP_LEN;
     cap[ERNIC_EXT_CAP_VERSION] = ERNIC_EXT_VERSION;
-    pci_set_long(cap + ERNIC_EXT_CAP_LOC, ERNIC_EXT_BASE | ERNIC_BAR_REGS);
+    pci_set_long(cap + ERNIC_EXT_CAP_LOC, loc);
     pci_set_long(cap + ERNIC_EXT_CAP_FEAT, ERNIC_EXT_F_ALL);
     pci_set_long(cap + ERNIC_EXT_CAP_SIZE, ERNIC_EXT_SIZE);
+    return true;
+}
+
+/*
+ * layout: "ernic" (the default) or "reconic"; card-mem belongs to the
+ * latter. Card memory is a BAR, so its size is a power of two.
+ */
+static bool ernic_layout_check(ErnicState *s, Error **errp)
+{
+    if (!s->layout || !strcmp(s->layout, "ernic")) {
+        if (s->card_mem) {
+            error_setg(errp, "ernic: card-mem needs layout=reconic");
+            return false;
+        }
+        return true;
+    }
+    if (strcmp(s->layout, "reconic")) {
+        error_setg(errp, "ernic: layout must be ernic or reconic, not '%s'",
+                   s->layout);
+        return false;
+    }
+    s->reconic = true;
+    if (!s->card_mem) {
+        s->card_mem = ERNIC_RN_CARD_DEFAULT;
+    }
+    if (!is_power_of_2(s->card_mem) || s->card_mem < ERNIC_RN_CARD_MIN ||
+        s->card_mem > ERNIC_RN_CARD_MAX) {
+        error_setg(errp, "ernic: card-mem must be a power of two from 1M to "
+                   "4G, not %" PRIu64, s->card_mem);
+        return false;
+    }
+    return true;
+}
+
+/* RecoNIC's BARs (docs/boards.md), under its QDMA PF's device ID. */
+static bool ernic_reconic_bars(ErnicState *s, Error **errp)
+{
+    PCIDevice *pci_dev = PCI_DEVICE(s);
+
+    if (!ernic_reconic_init(&s->rn, &s->core, OBJECT(s), &s->regs,
+                            s->card_mem, errp)) {
+        return false;
+    }
+    pci_config_set_device_id(pci_dev->config, ERNIC_RN_PCI_DEVICE_ID);
+    pci_set_word(pci_dev->config + PCI_SUBSYSTEM_ID, ERNIC_RN_PCI_DEVICE_ID);
+    pci_register_bar(pci_dev, ERNIC_RN_BAR_MSIX,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix);
+    pci_register_bar(pci_dev, ERNIC_RN_BAR_ETH,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
+    pci_register_bar(pci_dev, ERNIC_RN_BAR_SHELL,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->rn.bar);
+    pci_register_bar(pci_dev, ERNIC_RN_BAR_CARD,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->rn.card);
     return true;
 }
 
@@ -201,7 +273,7 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
 {
     ErnicState *s = ERNIC(pci_dev);
     DeviceState *dev = DEVICE(pci_dev);
-    int ret;
+    int ret, msix_bar;
 
     if (s->num_qp < 8 || s->num_qp > ERNIC_NUM_QP_MAX) {
         error_setg(errp, "ernic: num-qp must be between 8 and %d "
@@ -217,21 +289,28 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
         return;
     }
 
+    if (!ernic_layout_check(s, errp)) {
+        return;
+    }
     pci_dev->config[PCI_INTERRUPT_PIN] = 1;
 
     memory_region_init_io(&s->regs, OBJECT(s), &ernic_mmio_ops, s,
                           "ernic-regs", ERNIC_REG_WINDOW_SIZE);
-    pci_register_bar(pci_dev, ERNIC_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->regs);
-
     memory_region_init(&s->msix, OBJECT(s), "ernic-msix", 0x1000);
-    pci_register_bar(pci_dev, ERNIC_BAR_MSIX, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->msix);
-
     memory_region_init_io(&s->eth, OBJECT(s), &ernic_eth_ops, s,
                           "ernic-eth", ERNIC_ETH_BAR_SIZE);
-    pci_register_bar(pci_dev, ERNIC_BAR_ETH, PCI_BASE_ADDRESS_SPACE_MEMORY,
-                     &s->eth);
+    if (s->reconic) {
+        if (!ernic_reconic_bars(s, errp)) {
+            return;
+        }
+    } else {
+        pci_register_bar(pci_dev, ERNIC_BAR_REGS,
+                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
+        pci_register_bar(pci_dev, ERNIC_BAR_MSIX,
+                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix);
+        pci_register_bar(pci_dev, ERNIC_BAR_ETH,
+                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
+    }
 
     /* Capabilities, in reverse order of the list they form. */
     ret = pcie_endpoint_cap_init(pci_dev, 0xa0);
@@ -239,8 +318,9 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
         error_setg(errp, "ernic: cannot add the PCIe capability");
         return;
     }
-    ret = msix_init(pci_dev, ERNIC_MSIX_VECTORS, &s->msix, ERNIC_BAR_MSIX, 0,
-                    &s->msix, ERNIC_BAR_MSIX, 0x800, 0x70, errp);
+    msix_bar = s->reconic ? ERNIC_RN_BAR_MSIX : ERNIC_BAR_MSIX;
+    ret = msix_init(pci_dev, ERNIC_MSIX_VECTORS, &s->msix, msix_bar, 0,
+                    &s->msix, msix_bar, 0x800, 0x70, errp);
     if (ret < 0) {
         return;
     }
@@ -292,12 +372,31 @@ static void ernic_reset_hold(Object *obj, ResetType type)
     ErnicState *s = ERNIC(obj);
 
     ernic_core_reset(&s->core);
+    ernic_reconic_reset(&s->rn);
 }
 
 /*
  * Migration (docs/migration.md): PCI config space (MSI and INTx state
  * with it), the MSI-X table and PBA, and the core with its engine.
  */
+static bool ernic_reconic_needed(void *opaque)
+{
+    return ((ErnicState *)opaque)->reconic;
+}
+
+/* The card memory itself is a RAM block and migrates as guest RAM does. */
+static const VMStateDescription ernic_vmstate_rn = {
+    .name = "ernic/layout-reconic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_reconic_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(rn, ErnicState, 1, ernic_vmstate_reconic,
+                       ErnicReconic),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription ernic_vmstate = {
     .name = "ernic",
     .version_id = 1,
@@ -308,6 +407,10 @@ static const VMStateDescription ernic_vmstate = {
         VMSTATE_STRUCT(core, ErnicState, 1, ernic_vmstate_core, ErnicCore),
         VMSTATE_END_OF_LIST()
     },
+    .subsections = (const VMStateDescription * const []) {
+        &ernic_vmstate_rn,
+        NULL
+    },
 };
 
 static const Property ernic_properties[] = {
@@ -316,6 +419,8 @@ static const Property ernic_properties[] = {
     DEFINE_PROP_BOOL("ext", ErnicState, ext, true),
     DEFINE_PROP_UINT32("mr-entries", ErnicState, mr_entries,
                        ERNIC_EXT_MR_DEFAULT),
+    DEFINE_PROP_STRING("layout", ErnicState, layout),
+    DEFINE_PROP_SIZE("card-mem", ErnicState, card_mem, 0),
 };
 
 /*

@@ -406,8 +406,13 @@ QEMU_BUILD_BUG_ON(ERNIC_MAX_FRAME > ERNIC_ETH_FRAME_MAX);
 
 bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len)
 {
+    bool ok;
+
     if (!len) {
         return true;
+    }
+    if (ernic_card_dma(c, addr, buf, len, false, &ok)) {
+        return ok;
     }
     if (pci_dma_read(c->owner, addr, buf, len) != MEMTX_OK) {
         trace_ernic_dma_error(addr, len, false);
@@ -419,8 +424,13 @@ bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len)
 bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
                      uint64_t len)
 {
+    bool ok;
+
     if (!len) {
         return true;
+    }
+    if (ernic_card_dma(c, addr, (void *)buf, len, true, &ok)) {
+        return ok;
     }
     if (pci_dma_write(c->owner, addr, buf, len) != MEMTX_OK) {
         trace_ernic_dma_error(addr, len, true);

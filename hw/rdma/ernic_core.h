@@ -10,6 +10,7 @@
 #define HW_RDMA_ERNIC_CORE_H
 
 #include "exec/hwaddr.h"
+#include "exec/memory.h"
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/timer.h"
@@ -350,6 +351,14 @@ struct ErnicCore {
 
     ErnicFault fault;
     bool link_down;             /* the netdev's link (set_link) */
+
+    /*
+     * Card memory of layout=reconic (ernic_reconic.c): what the engine
+     * reaches at ERNIC_RN_CARD_ADDR. NULL on the default layout.
+     */
+    MemoryRegion *card;
+    uint8_t *card_ptr;
+    uint64_t card_size;
 };
 
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
@@ -364,6 +373,23 @@ bool ernic_core_may_run(void);
 
 /* Migration (ernic_vmstate.c): the whole core, checked when loaded. */
 extern const VMStateDescription ernic_vmstate_core;
+
+/* RecoNIC's shell (ernic_reconic.c, docs/boards.md) */
+typedef struct ErnicReconic {
+    MemoryRegion bar;           /* BAR2: the library's resource2 */
+    MemoryRegion shell;         /* the rest of it: reads 0 */
+    MemoryRegion axib;          /* QDMA AXI bridge windows */
+    MemoryRegion card;          /* BAR4: card memory */
+    uint32_t axib_regs[ERNIC_RN_AXIB_WINDOWS * ERNIC_RN_AXIB_STRIDE / 4];
+} ErnicReconic;
+
+bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
+                        MemoryRegion *regs, uint64_t card_size,
+                        Error **errp);
+void ernic_reconic_reset(ErnicReconic *rn);
+bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *buf, uint64_t len,
+                    bool write, bool *ok);
+extern const VMStateDescription ernic_vmstate_reconic;
 
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);

@@ -35,6 +35,37 @@
 #define ERNIC_MSIX_VEC_ETH              1       /* Ethernet path interrupt */
 
 /*
+ * layout=reconic (docs/boards.md): the BAR map of a RecoNIC card (AMD
+ * RecoNIC, Alveo U250), where ERNIC sits behind a QDMA PCIe bridge. Its
+ * user-space library maps resource2 (4 MiB), finds ERNIC at 0x40000 of
+ * it, programs the bridge's AXI-to-PCIe windows at 0x16420, and gives the
+ * engine card memory (DDR) at AXI address 0xa350000000000000.
+ */
+#define ERNIC_RN_PCI_DEVICE_ID          0x903f  /* RecoNIC's QDMA PF0 */
+#define ERNIC_RN_BAR_MSIX               0       /* MSI-X table and PBA */
+#define ERNIC_RN_BAR_ETH                1       /* Ethernet path, as BAR4 */
+#define ERNIC_RN_BAR_SHELL              2       /* the library's resource2 */
+#define ERNIC_RN_BAR_CARD               4       /* card memory */
+#define ERNIC_RN_SHELL_SIZE             0x400000
+#define ERNIC_RN_ERNIC_BASE             0x40000 /* ERNIC in BAR2 */
+/* QDMA AXI bridge address translation windows ("BDF table") */
+#define ERNIC_RN_AXIB_BASE              0x16420
+#define ERNIC_RN_AXIB_STRIDE            0x20
+#define ERNIC_RN_AXIB_WINDOWS           8
+#define ERNIC_RN_AXIB_XLATE_LSB         0x00
+#define ERNIC_RN_AXIB_XLATE_MSB         0x04
+#define ERNIC_RN_AXIB_PASID             0x08
+#define ERNIC_RN_AXIB_FUNC              0x0c
+#define ERNIC_RN_AXIB_MAPCTL            0x10    /* [25:0] size, 4 KiB units */
+#define ERNIC_RN_AXIB_RSVD              0x14
+/* Card memory as the engine addresses it (RecoNIC's DEVICE_MEM_OFFSET) */
+#define ERNIC_RN_CARD_ADDR              0xa350000000000000ULL
+#define ERNIC_RN_CARD_MASK              0xfff0000000000000ULL
+#define ERNIC_RN_CARD_DEFAULT           (64ULL << 20)
+#define ERNIC_RN_CARD_MIN               (1ULL << 20)
+#define ERNIC_RN_CARD_MAX               (4ULL << 30)
+
+/*
  * Address map (PG332 "Register Space", Table 2-7; 256 KiB window).
  */
 #define ERNIC_REG_WINDOW_SIZE           0x40000
