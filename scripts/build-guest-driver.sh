@@ -3,7 +3,8 @@
 # Debian's linux-headers of the guest kernel's ABI (the one
 # linux-headers-amd64 depends on, as scripts/guest-image.sh boots).
 # usage: build-guest-driver.sh WORKDIR
-# prints: path of ernic.ko, then of ernic_test.ko (the test client)
+# prints: path of ernic.ko, then of ernic_test.ko (the test client), then
+#   of reconic_mm.ko (card memory of layout=reconic, docs/boards.md)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -23,7 +24,8 @@ cp -a "$ERNIC_ROOT"/guest-driver/*.[ch] "$ERNIC_ROOT/guest-driver/Kbuild" \
       "$ERNIC_ROOT/guest-driver/Makefile" "$work/src/guest-driver/"
 rm -rf "$work/src/include"
 cp -a "$ERNIC_ROOT/include" "$work/src/include"
-log "building guest-driver (ernic.ko, ernic_test.ko) against $kdir"
+log "building guest-driver (ernic.ko, ernic_test.ko, reconic_mm.ko) against $kdir"
 make -s -C "$kdir" M="$work/src/guest-driver" modules >&2
 echo "$work/src/guest-driver/ernic.ko"
 echo "$work/src/guest-driver/ernic_test.ko"
+echo "$work/src/guest-driver/reconic_mm.ko"
