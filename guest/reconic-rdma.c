@@ -63,6 +63,7 @@ struct msg {                            /* the side channel's one message */
     uint32_t mac_msb, mac_lsb, ip;
 };
 
+/* resource2, device registers: every access must reach the device. */
 static volatile uint32_t *bar;
 static int mm_fd = -1;
 static int sock = -1;
@@ -219,7 +220,7 @@ static bool poll_reg(uint32_t off, uint32_t mask, uint32_t want)
 static void bridge(void)
 {
     for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
-        volatile uint32_t *b = bar + (ERNIC_RN_AXIB_BASE +
+        volatile uint32_t *b = bar + (ERNIC_RN_AXIB_BASE +  /* device */
                                       w * ERNIC_RN_AXIB_STRIDE) / 4;
 
         b[ERNIC_RN_AXIB_XLATE_LSB / 4] = 0;
@@ -334,6 +335,7 @@ static bool post(struct qp *qp, uint32_t n, const char *what)
         return false;
     }
     for (uint32_t k = first; k != qp->sq_pidb; k++) {
+        /* The device writes the CQ behind the compiler's back. */
         uint32_t c = ((volatile uint32_t *)qp->cq.va)[k % DEPTH];
 
         if (c & ERNIC_CQE_ERRFLAG_MASK) {
@@ -563,12 +565,24 @@ int main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "p:a:i:sc")) != -1) {
         switch (opt) {
-        case 'p': res = optarg; break;
-        case 'a': inet_pton(AF_INET, optarg, &ip); ip = ntohl(ip); break;
-        case 'i': peer = optarg; break;
-        case 's': server = true; break;
-        case 'c': server = false; break;
-        default: return 2;
+        case 'p':
+            res = optarg;
+            break;
+        case 'a':
+            inet_pton(AF_INET, optarg, &ip);
+            ip = ntohl(ip);
+            break;
+        case 'i':
+            peer = optarg;
+            break;
+        case 's':
+            server = true;
+            break;
+        case 'c':
+            server = false;
+            break;
+        default:
+            return 2;
         }
     }
     if (!res || !peer || !ip) {

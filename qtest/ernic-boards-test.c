@@ -150,14 +150,20 @@ typedef struct RnQp {
     uint32_t sq_cidb;
 } RnQp;
 
-static void rn_start(Rig *r, RnQp *qp, bool card_queues)
+/* Two RecoNIC cards, each with QP 2 connected to the other's. */
+static Rig *rn_start(RnQp *qp, bool card_queues)
 {
+    Rig *r = g_new0(Rig, 1);
+
+    rig_launch_dev(r, RN_DEV, NULL);
+    rig_attach_all(r);
     for (int i = 0; i < NDEV; i++) {
         qp[i].card = card_queues;
         qp[i].q = card_queues ? CARD(0x400000) : DEV_BASE(i);
         rn_open(r, i);
         rn_qp(r, i, qp[i].q);
     }
+    return r;
 }
 
 /* create_a_wqe(): a WQE at wqe_idx, in host or card memory. */
@@ -246,13 +252,11 @@ static void test_rn_layout(void)
  */
 static void test_rn_write(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    rn_start(r, qp, false);
+    r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0x100000), 0x10000);
     p = rn_card_pattern(r, 0, 0x200000, 0x10000, 1);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0x200000), 0x10000,
@@ -272,14 +276,12 @@ static void test_rn_write(void)
  */
 static void test_rn_read(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
     uint32_t c;
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    rn_start(r, qp, true);
+    r = rn_start(qp, true);
     rn_mr(r, 1, CARD(0x100000), 0x20000);
     p = rn_card_pattern(r, 1, 0x100000, 0x20000, 2);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_READ, CARD(0x300000), 0x20000,
@@ -298,15 +300,13 @@ static void test_rn_read(void)
  */
 static void test_rn_send_recv(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p1 = NULL;
     g_autofree uint8_t *p2 = NULL;
     uint32_t rq_pidb;
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    rn_start(r, qp, false);
+    r = rn_start(qp, false);
     p1 = put_pattern(r, DEV_BASE(1) + SRC_OFF, 0x10000, 3);
     p2 = put_pattern(r, DEV_BASE(1) + SRC_OFF + 0x10000, 3000, 4);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 0x10000, 0);
@@ -333,14 +333,12 @@ static void test_rn_send_recv(void)
  */
 static void test_rn_batch(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
     uint32_t idx = 0;
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    rn_start(r, qp, false);
+    r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0), 0x100000);
     p = rn_card_pattern(r, 0, 0x200000, 120 * 4096, 5);
     for (int b = 0; b < 3; b++) {
@@ -385,16 +383,14 @@ static void rn_destroy(Rig *r, int i)
 
 static void test_rn_destroy(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
     static const uint8_t sentinel[8] = "ADDRZERO";
     uint8_t low[8];
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
+    r = rn_start(qp, false);
     qtest_memwrite(r->qts, 0, sentinel, sizeof(sentinel));
-    rn_start(r, qp, false);
     p = put_pattern(r, DEV_BASE(1) + SRC_OFF, 1000, 6);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 1000, 0);
     rn_post(r, 1, &qp[1], 1);
@@ -425,12 +421,11 @@ static void test_rn_destroy(void)
 /* An engine access past the end of card memory fails; nothing wraps. */
 static void test_rn_card_bounds(void)
 {
-    Rig *r = g_new0(Rig, 1);
     RnQp qp[NDEV] = { 0 };
+    uint8_t got[8], zero[8] = { 0 };
+    Rig *r;
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    rn_start(r, qp, false);
+    r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0), 0x2000000);
     card_write(r, 0, 0, "wrapped?", 8);
     /* The local buffer runs 4 KiB past the card's 16 MiB. */
@@ -438,7 +433,12 @@ static void test_rn_card_bounds(void)
     qp[0].sq_pidb = 1;
     qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
     PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + 0), ==, 0);
+    /* The failed read of WQE data: "WQE processor" (Table 2-4). */
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    /* The second packet, which would have read offset 0, never left. */
+    card_read(r, 1, 0x1000, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
     rig_stop(r);
 }
 
