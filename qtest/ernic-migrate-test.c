@@ -19,6 +19,8 @@
 #include "qobject/qlist.h"
 
 static char *tmpdir;
+/* -device options of the rig a migration loads into (NULL: default). */
+static const char *mig_devopts;
 /* What the tests leave in tmpdir. */
 static const char *const tmp_files[] = { "state", "bad", "snap.qcow2" };
 
@@ -99,7 +101,7 @@ static bool mig_load(Rig *r, const char *name, const char *extra)
     g_autofree char *args = g_strdup_printf("%s -incoming defer",
                                             extra ? extra : "");
 
-    rig_launch(r, args);
+    rig_launch_dev(r, mig_devopts, args);
     qtest_qmp_assert_success(r->qts, "{'execute': 'migrate-incoming',"
                              " 'arguments': {'uri': %s,"
                              " 'exit-on-error': false}}", uri);
@@ -298,6 +300,52 @@ static void test_write_timer(void)
     g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 7));
     g_assert_cmphex(cqe(r, 0, 1), ==, 0);
     g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    rig_stop(r);
+}
+
+/*
+ * layout=reconic (docs/boards.md): a WRITE from device 0's card memory into
+ * device 1's, cut after 40 packets, and the machine moved. The card
+ * memory is a RAM block (a marker written before the move is still there
+ * after it), the QDMA bridge windows come along in their subsection, and
+ * the retransmission after the load reads and writes card memory again.
+ */
+static void test_reconic(void)
+{
+    Rig *r = g_new0(Rig, 1);
+    Cut cut = { .from = 0, .keep = 40 };
+    Wire w = { .filter = cut_filter, .opaque = &cut };
+    uint32_t axib = ERNIC_RN_AXIB_BASE + 3 * ERNIC_RN_AXIB_STRIDE +
+                    ERNIC_RN_AXIB_XLATE_MSB;
+    g_autofree uint8_t *p = g_malloc(MSG_LEN);
+    g_autofree uint8_t *got = g_malloc(MSG_LEN);
+    uint8_t mark[8];
+
+    mig_devopts = "layout=reconic,card-mem=16M";
+    rig_launch_dev(r, mig_devopts, NULL);
+    rig_attach_all(r);
+    connect_pair(r, &default_cfg);
+    wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB, 0x100000);
+    wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB,
+       ERNIC_RN_CARD_ADDR >> 32);
+    qpci_io_writel(r->d[1].pci, r->d[1].bar, axib, 0x60);
+    qpci_memwrite(r->d[1].pci, r->d[1].card, 0xf00000, "moved ok", 8);
+    fill(p, MSG_LEN, 21);
+    qpci_memwrite(r->d[0].pci, r->d[0].card, 0x200000, p, MSG_LEN);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
+         ERNIC_RN_CARD_ADDR | 0x200000, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, cut.seen > cut.keep);
+    drain(r, &w);
+
+    rig_migrate(r);
+    g_assert_cmphex(qpci_io_readl(r->d[1].pci, r->d[1].bar, axib), ==, 0x60);
+    qpci_memread(r->d[1].pci, r->d[1].card, 0xf00000, mark, sizeof(mark));
+    g_assert_cmpmem(mark, sizeof(mark), "moved ok", 8);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 9));
+    qpci_memread(r->d[1].pci, r->d[1].card, 0x100000, got, MSG_LEN);
+    g_assert_cmpmem(got, MSG_LEN, p, MSG_LEN);
+    mig_devopts = NULL;
     rig_stop(r);
 }
 
@@ -660,6 +708,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
+    qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);
     for (size_t k = 0; k < ARRAY_SIZE(bad_streams); k++) {
         g_autofree char *name = g_strdup_printf("/ernic/migrate/refused/%s",
                                                 bad_streams[k].name);
