@@ -251,9 +251,7 @@ static void test_req_case(gconstpointer data)
              ERNIC_STATQP_FATAL);
     check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
     check_errbuf(r, 0, 1, tc->synd, answer_frame);
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, tc->nak_synd);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, tc->nak_synd);
     /* Nothing of a refused READ response reached memory. */
     if (tc->wqe_op == ERNIC_OP_READ && tc->code != ERNIC_FATAL_READ_RESP_LAST
         && tc->code != ERNIC_FATAL_READ_RESP_MID_LEN) {
@@ -317,9 +315,7 @@ static void test_retry_counts(gconstpointer data)
     check_fatal(r, 0, QPN_A, rnr ? ERNIC_FATAL_RNR_COUNTER :
                 ERNIC_FATAL_RESPONSE_HANDLER,
                 ERRFLAG | CQE(ERNIC_OP_SEND, 0x61));
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, rnr ? 0x21 : 0);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, rnr ? 0x21 : 0);
     rig_stop(r);
 }
 
@@ -331,9 +327,7 @@ static void test_remote_access(void)
     cause_remote_access(r, 0x71);
     check_fatal(r, 0, QPN_A, ERNIC_FATAL_NAK_RECEIVED,
                 ERRFLAG | CQE(ERNIC_OP_WRITE, 0x71));
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, 0x62);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x62);
     g_assert_cmphex(fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_RKEY);
     /* Not one byte landed in device 1's region. */

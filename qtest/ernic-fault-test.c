@@ -155,9 +155,7 @@ static void test_fatal_req(gconstpointer data)
     check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
     g_assert_cmphex(rd(r, 0, ERNIC_ERRBUFWPTR), ==, 1);
     g_assert_cmphex(errbuf_word(r, 0, 0, 0), ==, tc->synd);
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, tc->statqp_synd);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, tc->statqp_synd);
     g_assert_cmpuint(injected(r, 0, "fatal-direct"), ==, 0);
     rig_stop(r);
 }
@@ -179,9 +177,7 @@ static void test_fatal_direct(void)
         fault_ok(r, 0, cmd);
         check_fatal(r, 0, QPN_A, codes[k], 0);
         g_assert_cmphex(rd(r, 0, ERNIC_ERRBUFWPTR), ==, 0);
-        g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                         ERNIC_STATQP_NAK_SYND_MASK) >>
-                        ERNIC_STATQP_NAK_SYND_SHIFT, ==,
+        g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==,
                         codes[k] == 0x0a ? 0x63 : 0);
         g_assert_cmpuint(injected(r, 0, "fatal-direct"), ==, 1);
         rig_stop(r);
@@ -288,9 +284,7 @@ static void test_nak_fatal(void)
     g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 7));
     g_assert_cmphex(fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_NAK_RECEIVED);
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, 0x62);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x62);
     g_assert_cmpuint(injected(r, 0, "nak"), ==, 1);
     rig_stop(r);
 }
@@ -313,9 +307,7 @@ static void test_nak_loopback(void)
          DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
     PUMP(r, NULL, all_done(r, 0, QPN_A));
     g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 9));
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_NAK_SYND_MASK) >>
-                    ERNIC_STATQP_NAK_SYND_SHIFT, ==, 0x63);
+    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x63);
     g_assert_cmpuint(injected(r, 0, "nak"), ==, 1);
     rig_stop(r);
 }

@@ -21,7 +21,10 @@
  * or the main loop busy with nothing to do (a spin).
  *
  * usage: ernic-fuzz --seed N [--actions N | --seconds N] [--num-qp N]
- *                   [--hub] [--keep LIST] [--print] [--hang S]
+ *                   [--hub] [--reconic] [--keep LIST] [--print]
+ *                   [--hang S]
+ * --reconic: both devices with layout=reconic and 1 MiB of card memory;
+ * DMA addresses then include card memory, around both of its ends.
  * Exit: 0 no finding; 1 QEMU died (libqtest aborts); 2 hang; 3 spin.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -39,6 +42,7 @@ typedef struct Fuzz {
     uint64_t st;                /* generator of the current action */
     uint32_t num_qp;
     bool hub;
+    bool reconic;               /* layout=reconic: card memory DMA too */
     bool print;
     uint32_t sqpi[NDEV][ERNIC_NUM_QP_MAX + 1];
     uint32_t bar_cfg[NDEV][6];  /* BAR registers, restored after reset */
@@ -84,6 +88,9 @@ static bool chance(Fuzz *z, unsigned pct)
     return below(z, 100) < pct;
 }
 
+/* card-mem of the --reconic configuration */
+#define FUZZ_CARD           (1ull << 20)
+
 /* Actions between two checks that the main loop goes idle. */
 #define SPIN_CHECK_EVERY    4000
 
@@ -92,20 +99,34 @@ static bool chance(Fuzz *z, unsigned pct)
     v_[below(z, ARRAY_SIZE(v_))];                                        \
 })
 
+/* Card memory addresses of layout=reconic, around both of its ends. */
+static uint64_t any_card_addr(Fuzz *z)
+{
+    return ERNIC_RN_CARD_ADDR +
+           PICK(z, 0, 0x1000, FUZZ_CARD - 0x1000, FUZZ_CARD - 64,
+                FUZZ_CARD - 1, FUZZ_CARD, FUZZ_CARD + 0x1000,
+                ~ERNIC_RN_CARD_MASK - 0xfff, below(z, FUZZ_CARD));
+}
+
 /* An address for the device to DMA to or from. */
 static uint64_t any_addr(Fuzz *z, int dev)
 {
     Dev *d = &z->r->d[dev];
+    uint64_t regs = d->bar.addr + d->reg;
 
+    if (z->reconic && chance(z, 25)) {
+        return any_card_addr(z);
+    }
     switch (below(z, 12)) {
     case 0:
-        return d->bar.addr + below(z, ERNIC_REG_WINDOW_SIZE / 4) * 4;
+        return regs + below(z, ERNIC_REG_WINDOW_SIZE / 4) * 4;
     case 1:
-        return d->bar.addr + ERNIC_QP_OFFSET(1 + below(z, z->num_qp)) +
+        return regs + ERNIC_QP_OFFSET(1 + below(z, z->num_qp)) +
                PICK(z, ERNIC_QPCONF, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
                     ERNIC_STATQP, ERNIC_QDEPTH);
     case 2:
-        return z->r->d[1 - dev].bar.addr + below(z, 0x40000);
+        return z->r->d[1 - dev].bar.addr + z->r->d[1 - dev].reg +
+               below(z, 0x40000);
     case 3:
         return d->eth.addr + below(z, ERNIC_ETH_BAR_SIZE);
     case 4:
@@ -201,7 +222,8 @@ static void act_reg(Fuzz *z)
     }
     log_action(z, "reg dev%d 0x%x <- 0x%x", dev, off, val);
     if (off & 3 || chance(z, 3)) {
-        qpci_io_writeb(z->r->d[dev].pci, z->r->d[dev].bar, off, val);
+        qpci_io_writeb(z->r->d[dev].pci, z->r->d[dev].bar,
+                       z->r->d[dev].reg + off, val);
     } else {
         wr(z->r, dev, off, val);
     }
@@ -787,8 +809,10 @@ static bool settles(Fuzz *z, unsigned settle_s)
 static void setup(Fuzz *z)
 {
     QpCfg cfg = default_cfg;
-    g_autofree char *extra = g_strdup_printf("-global ernic.num-qp=%u",
-                                             z->num_qp);
+    const char *layout = z->reconic ? ",layout=reconic,card-mem=1M" : "";
+    g_autofree char *extra = g_strdup_printf(
+        "-global ernic.num-qp=%u%s", z->num_qp, z->reconic ?
+        " -global ernic.layout=reconic -global ernic.card-mem=1M" : "");
 
     if (z->hub) {
         Rig *r = g_new0(Rig, 1);
@@ -798,9 +822,10 @@ static void setup(Fuzz *z)
                              "-netdev hubport,id=h0,hubid=0 "
                              "-netdev hubport,id=h1,hubid=0 "
                              "-device ernic,addr=04.0,netdev=h0,num-qp=%u,"
-                             "mac=52:54:00:e3:32:00 "
+                             "mac=52:54:00:e3:32:00%s "
                              "-device ernic,addr=05.0,netdev=h1,num-qp=%u,"
-                             "mac=52:54:00:e3:32:01", z->num_qp, z->num_qp);
+                             "mac=52:54:00:e3:32:01%s", z->num_qp, layout,
+                             z->num_qp, layout);
         bus = qpci_new_pc(r->qts, NULL);
         for (int i = 0; i < NDEV; i++) {
             rig_attach(r, i, r->qts, bus);
@@ -871,6 +896,8 @@ int main(int argc, char **argv)
             hang_s = g_ascii_strtoull(argv[++k], NULL, 0);
         } else if (!strcmp(argv[k], "--hub")) {
             z.hub = true;
+        } else if (!strcmp(argv[k], "--reconic")) {
+            z.reconic = true;
         } else if (!strcmp(argv[k], "--print")) {
             z.print = true;
         } else {
@@ -888,8 +915,9 @@ int main(int argc, char **argv)
     }
     sigaction(SIGALRM, &(struct sigaction){ .sa_handler = on_alarm }, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    printf("FUZZ-START seed %" PRIu64 " num-qp %u topology %s\n", z.seed,
-           z.num_qp, z.hub ? "hub" : "wire");
+    printf("FUZZ-START seed %" PRIu64 " num-qp %u topology %s%s\n", z.seed,
+           z.num_qp, z.hub ? "hub" : "wire",
+           z.reconic ? " layout=reconic" : "");
     alarm(hang_s * 3);
     setup(&z);
     t0 = last = g_get_monotonic_time();

@@ -668,6 +668,13 @@ static inline void poll_reg(Rig *r, int i, uint32_t off, uint32_t mask,
 
 #define QOFF(qpn, reg)  (ERNIC_QP_OFFSET(qpn) + (reg))
 
+/* STATQPi[22:16]: the syndrome of the last NAK the QP received (p.40). */
+static inline uint32_t nak_syndrome(Rig *r, int i, uint32_t qpn)
+{
+    return (qrd(r, i, qpn, ERNIC_STATQP) & ERNIC_STATQP_NAK_SYND_MASK) >>
+           ERNIC_STATQP_NAK_SYND_SHIFT;
+}
+
 static inline void poll_cqhead_eq_sqpi(Rig *r, int i, uint32_t qpn)
 {
     poll_reg(r, i, QOFF(qpn, ERNIC_CQHEAD), 0xffff,

@@ -2,7 +2,7 @@
 # Fuzz the ernic device (docs/fuzzing.md): the structure-aware fuzzer
 # (qtest/ernic-fuzz.c) against an ASan+UBSan build of QEMU, in runs of
 # fixed, logged seeds over several configurations (num-qp 8/32/256, wire
-# and hub topologies).
+# and hub topologies, layout=reconic with its card memory).
 #
 # usage: scripts/fuzz.sh [SECONDS] [-j JOBS] [--seed BASE] [--chunk SECONDS]
 #                        [--no-minimize] [--no-build] [--build DIR]
@@ -90,7 +90,7 @@ fi
 
 # The configurations, in turn; seed = BASE + run number.
 configs=("--num-qp 8" "--num-qp 32" "--num-qp 256" "--num-qp 32 --hub"
-         "--num-qp 256 --hub" "--num-qp 64")
+         "--num-qp 256 --hub" "--num-qp 64" "--num-qp 32 --reconic")
 log "fuzzing for ${seconds} s, $jobs jobs, base seed $base, log $log"
 echo "# ernic fuzz: ${seconds} s, $jobs jobs, base seed $base, QEMU $QTEST_QEMU_BINARY" >"$log"
 

@@ -31,6 +31,29 @@
 #define ERNIC_W(off)        ((off) / 4)
 #define ERNIC_GW(off)       (((off) - ERNIC_GCSR_BASE) / 4)
 
+/* Fields of a PG332 PD/MR table entry @mr (c->pdt[i], p.31). */
+static inline uint64_t ernic_pdt_va(const uint32_t *mr)
+{
+    return ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
+           mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
+}
+
+static inline uint64_t ernic_pdt_len(const uint32_t *mr)
+{
+    return ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
+                       ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
+           mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
+}
+
+/* Its access type allows a remote WRITE (@write) or READ. */
+static inline bool ernic_pdt_allows(const uint32_t *mr, bool write)
+{
+    uint32_t acc = mr[ERNIC_W(ERNIC_ACCESSDESC)] & ERNIC_ACCESSDESC_TYPE_MASK;
+
+    return acc == ERNIC_ACCESS_READ_WRITE ||
+           acc == (write ? ERNIC_ACCESS_WRITE_ONLY : ERNIC_ACCESS_READ_ONLY);
+}
+
 /* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
 #define ERNIC_WQE_LEN_MAX   (8 * 1024 * 1024)
 /* Outstanding WQEs per QP (PG332 Table 3-2: 16 write-retry buffers/QP). */
@@ -387,8 +410,8 @@ bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
                         MemoryRegion *regs, uint64_t card_size,
                         Error **errp);
 void ernic_reconic_reset(ErnicReconic *rn);
-bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *buf, uint64_t len,
-                    bool write, bool *ok);
+bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                    const void *wbuf, uint64_t len, bool *ok);
 extern const VMStateDescription ernic_vmstate_reconic;
 
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);

@@ -90,18 +90,11 @@ static bool ernic_fault_find_mr(ErnicCore *c, uint32_t qpn, bool any,
     }
     for (i = 0; i < ERNIC_PDT_ENTRIES; i++) {
         const uint32_t *mr = c->pdt[i];
-        uint32_t acc = mr[ERNIC_W(ERNIC_ACCESSDESC)] &
-                       ERNIC_ACCESSDESC_TYPE_MASK;
 
         if (any || ((mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) == pd &&
-                    (acc == ERNIC_ACCESS_WRITE_ONLY ||
-                     acc == ERNIC_ACCESS_READ_WRITE))) {
-            m->rkey = i << 8 | (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff);
-            m->base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
-                      mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
-            m->len = ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
-                                 ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
-                     mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
+                    ernic_pdt_allows(mr, true))) {
+            *m = (ErnicFaultMr){ i << 8 | (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff),
+                                 ernic_pdt_va(mr), ernic_pdt_len(mr) };
             return true;
         }
     }

@@ -42,29 +42,21 @@ static uint16_t ernic_mr_check_pdt(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                                    uint64_t va, uint64_t len, bool write,
                                    ErnicMrAccess *a)
 {
-    uint32_t idx = rkey >> 8, access;
+    uint32_t idx = rkey >> 8;
     const uint32_t *mr;
-    uint64_t base, mrlen, off;
+    uint64_t off;
     bool key_bad, range_bad;
 
     if (idx >= ERNIC_PDT_ENTRIES) {
         return ERNIC_FATAL_RKEY;
     }
     mr = c->pdt[idx];
-    access = mr[ERNIC_W(ERNIC_ACCESSDESC)] & ERNIC_ACCESSDESC_TYPE_MASK;
     key_bad = (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff) != (rkey & 0xff) ||
               (mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) !=
               (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
-              (write ? access != ERNIC_ACCESS_WRITE_ONLY &&
-                       access != ERNIC_ACCESS_READ_WRITE
-                     : access != ERNIC_ACCESS_READ_ONLY &&
-                       access != ERNIC_ACCESS_READ_WRITE);
-    base = ((uint64_t)mr[ERNIC_W(ERNIC_VIRTADDRMSB)] << 32) |
-           mr[ERNIC_W(ERNIC_VIRTADDRLSB)];
-    mrlen = ((uint64_t)(mr[ERNIC_W(ERNIC_ACCESSDESC)] >>
-                        ERNIC_ACCESSDESC_LENMSB_SHIFT) << 32) |
-            mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
-    range_bad = !ernic_mr_in_range(va, len, base, mrlen, &off);
+              !ernic_pdt_allows(mr, write);
+    range_bad = !ernic_mr_in_range(va, len, ernic_pdt_va(mr),
+                                   ernic_pdt_len(mr), &off);
     if (key_bad || range_bad) {
         return ernic_mr_code(key_bad, range_bad);
     }

@@ -129,12 +129,13 @@ void ernic_reconic_reset(ErnicReconic *rn)
 
 /*
  * An engine access to ERNIC_RN_CARD_ADDR's 1/4096 of the AXI space is the
- * card's DDR, never a host (PCIe) address. True when @addr is there; *ok
- * then says whether the access fit the card memory (beyond it the
- * interconnect answers with an error, a failed DMA to the engine).
+ * card's DDR, never a host (PCIe) address: into @rbuf, or from @wbuf.
+ * True when @addr is there; *ok then says whether the access fit the
+ * card memory (beyond it the interconnect answers with an error, a failed
+ * DMA to the engine).
  */
-bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *buf, uint64_t len,
-                    bool write, bool *ok)
+bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                    const void *wbuf, uint64_t len, bool *ok)
 {
     uint64_t off = addr - ERNIC_RN_CARD_ADDR;
 
@@ -143,14 +144,12 @@ bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *buf, uint64_t len,
     }
     *ok = off < c->card_size && len <= c->card_size - off;
     if (!*ok) {
-        trace_ernic_dma_error(addr, len, write);
-        return true;
-    }
-    if (write) {
-        memcpy(c->card_ptr + off, buf, len);
+        trace_ernic_dma_error(addr, len, wbuf != NULL);
+    } else if (wbuf) {
+        memcpy(c->card_ptr + off, wbuf, len);
         memory_region_set_dirty(c->card, off, len);
     } else {
-        memcpy(buf, c->card_ptr + off, len);
+        memcpy(rbuf, c->card_ptr + off, len);
     }
     return true;
 }

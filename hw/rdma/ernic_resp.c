@@ -381,13 +381,13 @@ static bool ernic_resp_restart_read(ErnicCore *c, uint32_t qpn, uint32_t psn)
 static bool ernic_resp_evict_replay(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
+    uint32_t last = ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ);
     uint32_t k, victim = ERNIC_READ_RES;
     int32_t oldest = 0;
 
     for (k = 0; k < qp->rd_count; k++) {
         ErnicReadRes *r = &qp->rd[(qp->rd_head + k) % ERNIC_READ_RES];
-        int32_t age = ernic_psn_diff(ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ),
-                                     r->psn);
+        int32_t age = ernic_psn_diff(last, r->psn);
 
         if (r->replay && (victim == ERNIC_READ_RES || age > oldest)) {
             victim = k;
