@@ -200,7 +200,8 @@ struct ernic_qp {
 	u8 fatal_code;
 	u8 nak_synd;
 	int err_status;			/* for the first ERRFLAG CQE, or -1 */
-	struct work_struct fatal_work;	/* IB_EVENT_QP_FATAL */
+	int fatal_event;		/* enum ib_event_type, or -1: none */
+	struct work_struct fatal_work;	/* raises fatal_event */
 	struct work_struct flush_work;	/* Error: let the CQs' users poll */
 };
 

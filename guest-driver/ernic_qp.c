@@ -171,12 +171,12 @@ static void ernic_qp_fatal_work(struct work_struct *w)
 	struct ib_event ev = {
 		.device = &qp->dev->ibdev,
 		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_FATAL,
+		.event = qp->fatal_event,
 	};
 
 	ibdev_warn(&qp->dev->ibdev, "QP%u FATAL, code 0x%02x, NAK syndrome 0x%02x\n",
 		   qp->qpn, qp->fatal_code, qp->nak_synd);
-	if (qp->ibqp.event_handler)
+	if (qp->fatal_event >= 0 && qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	ernic_cq_notify(qp->scq);
 	ernic_cq_notify(qp->rcq);
@@ -217,6 +217,37 @@ static int ernic_fatal_wc_status(u8 code, u8 nak)
 	}
 }
 
+/*
+ * The affiliated asynchronous event a FATAL code raises, or -1 for none
+ * (IBTA ch. 11, affiliated asynchronous errors; mlx4 and mlx5 report
+ * theirs the same way). A bad incoming request is the responder's to
+ * report, and nothing else tells its consumer (a WRITE or READ takes no
+ * receive WR): Invalid Request (0x01-0x04, 0x10-0x13) or Local Access
+ * Violation (0x15-0x17). A requester's code always ends a WQE (PG332
+ * drops a response to nothing, p.18), whose status reports it
+ * (ernic_fatal_wc_status()): no event. A code of neither kind is the
+ * QP's catastrophic error.
+ */
+static int ernic_fatal_event(u8 code)
+{
+	switch (code) {
+	case ERNIC_FATAL_OPCODE_SEQ:
+	case ERNIC_FATAL_LENGTH:
+	case ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH:
+	case ERNIC_FATAL_UNSUPPORTED_OPCODE:
+	case ERNIC_FATAL_READ_RESOURCES:
+	case ERNIC_FATAL_WRITE_OPCODE_SEQ:
+	case ERNIC_FATAL_WRITE_LENGTH:
+	case ERNIC_FATAL_WRITE_SEQ_AND_LENGTH:
+		return IB_EVENT_QP_REQ_ERR;
+	case ERNIC_FATAL_RKEY:
+	case ERNIC_FATAL_RETH_LENGTH:
+	case ERNIC_FATAL_RKEY_AND_LENGTH:
+		return IB_EVENT_QP_ACCESS_ERR;
+	}
+	return ernic_fatal_wc_status(code, 0) >= 0 ? -1 : IB_EVENT_QP_FATAL;
+}
+
 static void ernic_qp_fatal(struct ernic_qp *qp, u8 code)
 {
 	unsigned long flags;
@@ -231,6 +262,7 @@ static void ernic_qp_fatal(struct ernic_qp *qp, u8 code)
 	qp->nak_synd = (ernic_qrd(qp->dev, qp->qpn, ERNIC_STATQP) &
 			ERNIC_STATQP_NAK_SYND_MASK) >> ERNIC_STATQP_NAK_SYND_SHIFT;
 	qp->err_status = ernic_fatal_wc_status(code, qp->nak_synd);
+	qp->fatal_event = ernic_fatal_event(code);
 	qp->state = IB_QPS_ERR;
 	spin_unlock_irqrestore(&qp->lock, flags);
 	queue_work(system_wq, &qp->fatal_work);

@@ -19,190 +19,58 @@
  *
  * usage: ernic-fault-verbs DEVICE GID_INDEX
  */
-#include <fcntl.h>
-#include <poll.h>
-#include <stdarg.h>
-#include <stdbool.h>
-#include <termios.h>
+#include "ernic-fault.h"
 
-#include "ernic-verbs.h"
-
-/* A FATAL code injected on QP A (the SEND's) or B, and what A's SEND gets. */
+/*
+ * A FATAL code injected on QP A (the SEND's) or B; what A's SEND gets,
+ * which QPs end in Error, and the async events each must raise
+ * (docs/driver.md, "FATAL errors"): a responder's code is reported by
+ * IBV_EVENT_QP_REQ_ERR or _QP_ACCESS_ERR, a requester's by the CQE alone.
+ */
 struct fatal_case {
 	uint16_t code;
 	char side;
 	const char *extra;
 	enum ibv_wc_status want;
 	bool a_fatal, b_fatal;
+	unsigned int a_ev, b_ev;
 };
+
+#define REQ	EV(IBV_EVENT_QP_REQ_ERR)
+#define ACC	EV(IBV_EVENT_QP_ACCESS_ERR)
 
 static const struct fatal_case fatal_cases[] = {
 	/* Responder codes on B: it NAKs A's SEND (docs/debugging.md). */
-	{ 0x01, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x02, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x03, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x04, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x11, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x12, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x13, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true },
-	{ 0x15, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
-	{ 0x16, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
-	{ 0x17, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true },
+	{ 0x01, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x02, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x03, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x04, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x11, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x12, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x13, 'b', "", IBV_WC_REM_INV_REQ_ERR, true, true, 0, REQ },
+	{ 0x15, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true, 0, ACC },
+	{ 0x16, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true, 0, ACC },
+	{ 0x17, 'b', "", IBV_WC_REM_ACCESS_ERR, true, true, 0, ACC },
 	/* The 17th READ's NAK names a PSN A never sent: A's retries run out. */
-	{ 0x10, 'b', "", IBV_WC_RETRY_EXC_ERR, true, true },
+	{ 0x10, 'b', "", IBV_WC_RETRY_EXC_ERR, true, true, 0, REQ },
 	/* Requester codes on A: the SEND completes with the code's status. */
-	{ 0x0a, 'a', ",nak=0x61", IBV_WC_REM_INV_REQ_ERR, true, false },
-	{ 0x0a, 'a', ",nak=0x62", IBV_WC_REM_ACCESS_ERR, true, false },
-	{ 0x0a, 'a', ",nak=0x63", IBV_WC_REM_OP_ERR, true, false },
-	{ 0x05, 'a', "", IBV_WC_LOC_QP_OP_ERR, true, false },
-	{ 0x06, 'a', "", IBV_WC_RETRY_EXC_ERR, true, false },
-	{ 0x09, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false },
-	{ 0x0d, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false },
-	{ 0x0c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x19, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x1a, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x1b, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x1c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x1e, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
-	{ 0x1f, 'a', "", IBV_WC_BAD_RESP_ERR, true, false },
+	{ 0x0a, 'a', ",nak=0x61", IBV_WC_REM_INV_REQ_ERR, true, false, 0, 0 },
+	{ 0x0a, 'a', ",nak=0x62", IBV_WC_REM_ACCESS_ERR, true, false, 0, 0 },
+	{ 0x0a, 'a', ",nak=0x63", IBV_WC_REM_OP_ERR, true, false, 0, 0 },
+	{ 0x05, 'a', "", IBV_WC_LOC_QP_OP_ERR, true, false, 0, 0 },
+	{ 0x06, 'a', "", IBV_WC_RETRY_EXC_ERR, true, false, 0, 0 },
+	{ 0x09, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false, 0, 0 },
+	{ 0x0d, 'a', "", IBV_WC_RNR_RETRY_EXC_ERR, true, false, 0, 0 },
+	{ 0x0c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x19, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x1a, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x1b, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x1c, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x1e, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
+	{ 0x1f, 'a', "", IBV_WC_BAD_RESP_ERR, true, false, 0, 0 },
 	/* A responder code on A itself: its own WRs are only flushed. */
-	{ 0x01, 'a', "", IBV_WC_WR_FLUSH_ERR, true, false },
+	{ 0x01, 'a', "", IBV_WC_WR_FLUSH_ERR, true, false, REQ, 0 },
 };
-
-static void say(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	printf("guest: ");
-	vprintf(fmt, ap);
-	printf("\n");
-	va_end(ap);
-	fflush(stdout);
-}
-
-/* ttyS1: the host's answers, one line each ("ok", "saved", "loaded"). */
-static int ack_fd = -1;
-static char ack_line[64];
-static size_t ack_len;
-
-/* A whole answer line has arrived (non-blocking); it is in ack_line. */
-static bool host_answered(void)
-{
-	char c;
-
-	while (read(ack_fd, &c, 1) == 1) {
-		if (c == '\n') {
-			ack_line[ack_len] = 0;
-			ack_len = 0;
-			return true;
-		}
-		if (c != '\r' && ack_len < sizeof(ack_line) - 1)
-			ack_line[ack_len++] = c;
-	}
-	return false;
-}
-
-/* Ask the host (a console line) and wait for its answer, up to 120 s. */
-static const char *host_do(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static const char *host_do(const char *fmt, ...)
-{
-	struct pollfd p = { .fd = ack_fd, .events = POLLIN };
-	char req[160];
-	va_list ap;
-	int i;
-
-	va_start(ap, fmt);
-	vsnprintf(req, sizeof(req), fmt, ap);
-	va_end(ap);
-	say("fault: %s", req);
-	for (i = 0; i < 1200; i++) {
-		if (host_answered())
-			return ack_line;
-		poll(&p, 1, 100);
-	}
-	return "no answer";
-}
-
-static int open_ack(void)
-{
-	struct termios t;
-
-	ack_fd = open("/dev/ttyS1", O_RDWR | O_NOCTTY | O_NONBLOCK);
-	if (ack_fd < 0 || tcgetattr(ack_fd, &t))
-		return -1;
-	cfmakeraw(&t);
-	return tcsetattr(ack_fd, TCSANOW, &t);
-}
-
-static void result(bool ok, const char *name, const char *why)
-{
-	say("%s fault: %s%s%s", ok ? "ok" : "FAIL", name, why ? ": " : "",
-	    why ? why : "");
-	if (!ok)
-		failures++;
-}
-
-/*
- * Async events of @type, within 10 s: for each QP of @qps (NULL ends it,
- * at most 2), or for the port when @qps is NULL. Others are taken and
- * dropped (events of earlier cases).
- */
-static bool wait_events(struct dev *d, enum ibv_event_type type,
-			struct ibv_qp **qps)
-{
-	struct pollfd p = { .fd = d->ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
-	bool seen[2] = { !qps || !qps[0], !qps || !qps[0] || !qps[1] };
-	bool port = false;
-	int i, k;
-
-	for (i = 0; i < 20 && !(qps ? seen[0] && seen[1] : port); i++) {
-		if (poll(&p, 1, 500) <= 0)
-			continue;
-		if (ibv_get_async_event(d->ctx, &ev))
-			return false;
-		for (k = 0; qps && k < 2 && qps[k]; k++)
-			seen[k] |= ev.event_type == type &&
-				   ev.element.qp == qps[k];
-		port |= !qps && ev.event_type == type;
-		ibv_ack_async_event(&ev);
-	}
-	return qps ? seen[0] && seen[1] : port;
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return (int)a.qp_state;
-}
-
-/* Reset, INIT, RTR, RTS: the QP is reused (IBTA 10.3.1, docs/driver.md). */
-static int qp_recycle(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE) ||
-	    ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	return qp_connect(d, qp, dqpn);
-}
 
 /* A SEND of 64 B from A to B arrives whole, both complete. */
 static bool send_works(struct dev *d, struct pair *p, uint8_t pattern)
@@ -236,17 +104,18 @@ static bool send_waiting(struct dev *d, struct pair *p)
 static const char *fatal_outcome(struct dev *d, struct pair *p,
 				 const struct fatal_case *c, int st)
 {
-	struct ibv_qp *fatal[3] = { NULL };
-	int n = 0;
+	static char why[128];
+	unsigned int ea, eb;
 
-	if (c->a_fatal)
-		fatal[n++] = p->a;
-	if (c->b_fatal)
-		fatal[n++] = p->b;
 	if (st != (int)c->want)
 		return "the SEND's status";
-	if (n && !wait_events(d, IBV_EVENT_QP_FATAL, fatal))
-		return "no IBV_EVENT_QP_FATAL";
+	pair_events(d, p->a, c->a_ev, p->b, c->b_ev, &ea, &eb);
+	if (ea != c->a_ev || eb != c->b_ev) {
+		snprintf(why, sizeof(why), "events: A %s", events_str(ea));
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 ", B %s", events_str(eb));
+		return why;
+	}
 	if ((c->a_fatal && qp_state(p->a) != IBV_QPS_ERR) ||
 	    (c->b_fatal && qp_state(p->b) != IBV_QPS_ERR))
 		return "a FATAL QP is not in Error";
@@ -262,7 +131,7 @@ static const char *fatal_outcome(struct dev *d, struct pair *p,
 static void fatal_case(struct dev *d, const struct fatal_case *c)
 {
 	struct pair p = { 0 };
-	char name[96], why[160];
+	char name[96], why[256];
 	const char *bad;
 	struct ibv_qp *target;
 	int st;
@@ -284,8 +153,9 @@ static void fatal_case(struct dev *d, const struct fatal_case *c)
 			 st < 0 ? "no completion" : ibv_wc_status_str(st),
 			 ibv_wc_status_str(c->want));
 	else
-		snprintf(why, sizeof(why), "%s, IBV_EVENT_QP_FATAL, Error, "
-			 "reset and reused", ibv_wc_status_str(c->want));
+		snprintf(why, sizeof(why), "%s, A %s, B %s, Error, reset and "
+			 "reused", ibv_wc_status_str(c->want),
+			 events_str(c->a_ev), events_str(c->b_ev));
 	result(!bad, name, why);
 out:
 	pair_free(&p);
@@ -331,10 +201,10 @@ static void nak_case(struct dev *d, const char *type, int want)
 	     !post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey, 0,
 			0, 0);
 	st = ok ? wait_wc(d, p.a) : -1;
-	ok = st == want &&
-	     (want == IBV_WC_SUCCESS ||
-	      wait_events(d, IBV_EVENT_QP_FATAL,
-			  (struct ibv_qp *[]){ p.a, NULL }));
+	/* A requester's error is the CQE's to report: no async event. */
+	ok = st == want && qp_events(d, p.a, 0) == 0 &&
+	     qp_state(p.a) == (want == IBV_WC_SUCCESS ? IBV_QPS_RTS :
+						       IBV_QPS_ERR);
 	result(ok, name, st < 0 ? "no completion" : ibv_wc_status_str(st));
 	pair_free(&p);
 }
@@ -356,13 +226,6 @@ static void wire_case(struct dev *d, const char *what)
 	ok = !strcmp(host_do("inject clear"), "ok") && ok;
 	result(ok, cmd, NULL);
 	pair_free(&p);
-}
-
-static int port_state(struct dev *d)
-{
-	struct ibv_port_attr a;
-
-	return ibv_query_port(d->ctx, 1, &a) ? -1 : (int)a.state;
 }
 
 /* set_link: the port goes down and up, with its events. */
@@ -636,10 +499,7 @@ static void fatal_migrate_case(struct dev *d)
 	     !strcmp(host_do("inject fatal,qp=%u,code=0x0a,nak=0x63",
 			     p.a->qp_num), "ok");
 	st = ok ? wait_wc(d, p.a) : -1;
-	ok = st == IBV_WC_REM_OP_ERR &&
-	     wait_events(d, IBV_EVENT_QP_FATAL,
-			 (struct ibv_qp *[]){ p.a, NULL }) &&
-	     qp_state(p.a) == IBV_QPS_ERR;
+	ok = st == IBV_WC_REM_OP_ERR && qp_state(p.a) == IBV_QPS_ERR;
 	if (ok)
 		ans = host_do("migrate");
 	qp_min_rnr_timer = 12;

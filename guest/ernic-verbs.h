@@ -2,8 +2,9 @@
 /*
  * ernic-verbs.h: what the project's guest verbs programs share (one
  * device, its PD, CQ and a registered buffer; RC QP pairs connected in
- * loopback on the device's own GID; posting and polling). Included by
- * ernic-uverbs-test.c and ernic-fault-verbs.c; not a library.
+ * loopback on the device's own GID, or to a peer's; posting and polling).
+ * Included by ernic-uverbs-test.c and, through ernic-fault.h, the fault
+ * programs; not a library.
  */
 #ifndef ERNIC_VERBS_H
 #define ERNIC_VERBS_H
@@ -20,6 +21,7 @@
 /* Attributes of the QPs qp_connect() makes; a program may change them. */
 static uint8_t qp_timeout = 14;		/* 4.096 us * 2^14: 67 ms */
 static uint8_t qp_min_rnr_timer = 12;	/* 0.64 ms */
+static uint8_t qp_retry_cnt = 7;
 static int wc_timeout_s = 5;
 
 #define BUF_SIZE	4096
@@ -30,6 +32,7 @@ struct dev {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	union ibv_gid gid;
+	union ibv_gid dgid;	/* the peer's: gid (loopback) unless set */
 	int gid_index;
 	uint8_t *buf;
 	struct ibv_mr *mr;
@@ -73,6 +76,7 @@ static inline int dev_open(struct dev *d, const char *name, int gid_index)
 	if (!d->pd || !d->cq || !d->buf ||
 	    ibv_query_gid(d->ctx, 1, gid_index, &d->gid))
 		return -1;
+	d->dgid = d->gid;
 	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
 	return d->mr ? 0 : -1;
@@ -104,7 +108,7 @@ static inline struct ibv_qp *qp_new(struct dev *d)
 	return qp;
 }
 
-/* INIT -> RTR -> RTS towards @dqpn on this device's own GID (loopback). */
+/* INIT -> RTR -> RTS towards @dqpn at d->dgid (loopback unless set). */
 static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 			     uint32_t dqpn)
 {
@@ -117,7 +121,7 @@ static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 		.min_rnr_timer = qp_min_rnr_timer,
 		.ah_attr = {
 			.is_global = 1,
-			.grh = { .dgid = d->gid, .sgid_index = d->gid_index,
+			.grh = { .dgid = d->dgid, .sgid_index = d->gid_index,
 				 .hop_limit = 64 },
 			.port_num = 1,
 		},
@@ -130,7 +134,7 @@ static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = qp_timeout;
-	a.retry_cnt = 7;
+	a.retry_cnt = qp_retry_cnt;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |

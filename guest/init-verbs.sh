@@ -259,6 +259,70 @@ faults() {
     fi
 }
 
+# verbs_steps=fault-pair (scripts/guest-fault-pair-test.sh): two guests;
+# the client drives guest/ernic-fault-pair.c's cases against the server's
+# (ernic or rxe), each fault injected by the host through QMP on either.
+fault_pair() {
+    if [ "$role" = server ]; then
+        args="$ibdev $gid"
+    else
+        wait_peer || return
+        args="$ibdev $gid $peer"
+    fi
+    # shellcheck disable=SC2086 # the program's arguments, on purpose
+    if ernic-fault-pair $args; then
+        say "ok fault: pair: $role done"
+    else
+        fail "fault: pair: ernic-fault-pair ($role)"
+    fi
+    cm_faults
+}
+
+# host_req CMD: ask the host (scripts/qmp-fault.py) for CMD, as
+# ernic-fault-pair does, and wait for its answer on ttyS1.
+host_req() {
+    stty -F /dev/ttyS1 raw -echo 2>/dev/null
+    echo "guest: fault: $*"
+    read -r ans </dev/ttyS1
+    [ "$ans" = ok ] || fail "client: the host did not do $*: $ans"
+}
+
+# rdma_cm through faults on the connection's MADs (QP1, on A's device):
+# each rping connects (the CM sends its MADs again after a timeout, and
+# takes duplicates and stale ones, IBTA chapter 12), pings 10 times with
+# its payload checked, and disconnects; the server serves one rping per
+# rule, each under a timeout.
+CM_RULES="drop,dir=tx,qp=1,count=2 drop,dir=rx,qp=1,count=2 \
+dup,qp=1,count=6 corrupt,qp=1,count=3 reorder,qp=1,count=3"
+cm_faults() {
+    cm_failed=0
+    for rule in $CM_RULES; do
+        if [ "$role" = server ]; then
+            timeout 150 rping -s -a "$myip" -p 7000 -C 10 -V \
+                >/tmp/r.out 2>&1 || say "server: rping ($rule): exit $?"
+            continue
+        fi
+        # the server's rping for this rule listens by then
+        sleep 2
+        host_req "inject $rule"
+        t0=$(now_ms)
+        rc=0
+        timeout 120 rping -c -a "$peer" -p 7000 -C 10 -v -V \
+            >/tmp/r.out 2>&1 || rc=$?
+        t1=$(now_ms)
+        host_req "inject clear"
+        if [ $rc = 0 ] && [ "$(pings /tmp/r.out)" = 10 ]; then
+            say "ok fault: pair: rdma_cm through $rule: rping connected, 10 pings checked ($((t1 - t0)) ms)"
+        else
+            fail "fault: pair: rdma_cm through $rule: exit $rc, $(pings /tmp/r.out) pings"
+            cm_failed=$((cm_failed + 1))
+            grep -v 'ping data' /tmp/r.out | tail -n 5 | sed 's/^/guest: rping: /'
+        fi
+    done
+    # the host takes the devices' fault-stats at this line
+    [ "$role" = server ] || say "fault: rdma_cm: $cm_failed failed"
+}
+
 load ib_uverbs rdma_ucm
 rdma_up
 ibdev=$(ls /sys/class/infiniband | head -n 1)
@@ -266,6 +330,8 @@ gid=$(gid_index)
 say "$role: $ibdev GID index ${gid:-none} ($steps steps)"
 if [ "$steps" = fault ]; then
     faults
+elif [ "$steps" = fault-pair ]; then
+    fault_pair
 elif [ "$role" = server ]; then
     verbs_server
 else

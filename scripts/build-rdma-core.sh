@@ -135,9 +135,10 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$bld" -newer "$stamp" \
 fi
 
 # --- 4. The project's guest programs, against this libibverbs ------------
-for t in ernic-uverbs-test ernic-fault-verbs; do
+for t in ernic-uverbs-test ernic-fault-verbs ernic-fault-pair; do
     if [ "$ERNIC_ROOT/guest/$t.c" -nt "$root/usr/bin/$t" ] ||
-       [ "$ERNIC_ROOT/guest/ernic-verbs.h" -nt "$root/usr/bin/$t" ]; then
+       [ "$ERNIC_ROOT/guest/ernic-verbs.h" -nt "$root/usr/bin/$t" ] ||
+       [ "$ERNIC_ROOT/guest/ernic-fault.h" -nt "$root/usr/bin/$t" ]; then
         log "building $t"
         cc -O2 -Wall -Wextra -o "$root/usr/bin/$t" "$ERNIC_ROOT/guest/$t.c" \
             -I"$ERNIC_ROOT/guest" -I"$bld/include" -L"$bld/lib" -libverbs ||

@@ -44,7 +44,8 @@ if [ "$check" != 1 ]; then
 fi
 nfatal=$(grep -c $'^\t{ 0x' "$ERNIC_ROOT/guest/ernic-fault-verbs.c" || true)
 echo "1..11"
-tap "every FATAL code: status, QP_FATAL, Error, reset and reused ($nfatal)" \
+tap "every FATAL code: status, async events (responder's only), Error, \
+reset and reused ($nfatal)" \
     '^guest: ok fault: FATAL 0x' "$nfatal"
 tap "error CQE: flushed, the QP goes on" '^guest: ok fault: cqe-error'
 tap "NAKs from the peer: remote access/op errors, RNR and PSN retried" \

@@ -70,7 +70,7 @@ if [ "$check" != 1 ]; then
     show_pair_transcript "two guests ran for ${ms} ms (TCG)"
 fi
 iommu_taps=${ERNIC_GUEST_IOMMU:+1}
-echo "1..$((14 + ${iommu_taps:-0}))"
+echo "1..$((15 + ${iommu_taps:-0}))"
 tap "both guests register the RDMA device" 'RDMA device ernic0' 4
 if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
     tap "both guests translate the device's DMA through the IOMMU" \
@@ -100,8 +100,10 @@ case ",${ERNIC_DEV_OPTS:-}," in
 esac
 tap "IBTA state walk: legal transitions taken, illegal refused" \
     'client: ok RTS -> RESET' 2
-tap "remote access error: IB_WC_REM_ACCESS_ERR and IB_EVENT_QP_FATAL" \
-    'client: ok IB_EVENT_QP_FATAL raised' 2
+tap "remote access error: IB_WC_REM_ACCESS_ERR, no async event on the requester" \
+    'client: ok no async event on the requester' 2
+tap "remote access error: IB_EVENT_QP_ACCESS_ERR on the responder" \
+    'server: ok the bad R_Key raised QP access error on the responder' 2
 tap "QP recovered through Reset and reused" \
     'client: ok QP reused: READ 65536 B checked' 2
 tap "client: no failed check in either round, modules unload, no kernel warning" \

@@ -3,10 +3,13 @@
 (scripts/guest-fault-test.sh; docs/debugging.md).
 
 usage: qmp-fault.py CONSOLE TMPDIR DEVICE_ID -- QEMU_COMMAND...
+                    [--- CONSOLE TMPDIR DEVICE_ID -- QEMU_COMMAND...]
 
 Starts QEMU_COMMAND with its console appended to CONSOLE, a QMP socket
 and a second serial port (the guest's ttyS1) whose host end is the
-answer channel. Follows CONSOLE; for each request line of the guest:
+answer channel; with a second guest (after "---", its own TMPDIR), both
+(scripts/guest-fault-pair-test.sh). Follows the consoles; for each
+request line of a guest:
 
   guest: fault: inject CMD     qom-set of the device's "fault" property
   guest: fault: link off|on    set_link on the device
@@ -14,13 +17,17 @@ answer channel. Follows CONSOLE; for each request line of the guest:
                                that loads it (-S -incoming), run it
   guest: fault: savevm         snapshot-save (a qcow2 node made here)
   guest: fault: loadvm         snapshot-load of it
+  guest: fault: peer REQUEST   an inject or link REQUEST carried out on
+                               the other guest's device (DEVICE_ID: its
+                               ernic, or for link requests any NIC)
 
 it writes "guest: host: did ..." or "guest: host: FAIL ...: why" to
-CONSOLE and answers on ttyS1 with one line: "ok", "saved", "loaded", or
-"fail". Ends when the guest prints its RESULT line or QEMU exits; prints
-the device's fault-stats, taken at the program's last line
-("guest: fault: N failed") and summed over the QEMUs a migration left
-(injection state does not migrate), as one JSON line.
+the requester's CONSOLE and answers on its ttyS1 with one line: "ok",
+"saved", "loaded", or "fail". Ends when each guest has printed its RESULT
+line or its QEMU has exited; prints the device's fault-stats, taken at
+the program's last line ("guest: fault: N failed") and summed over the
+QEMUs a migration left (injection state does not migrate), as one JSON
+line; with two guests, one JSON object of both, by DEVICE_ID.
 """
 import json
 import os
@@ -41,6 +48,7 @@ class Guest:
         self.ack_path = os.path.join(tmp, "ack.sock")
         self.state = os.path.join(tmp, "state")
         self.snap = False
+        self.stats_line = None  # fault-stats at the program's last line
         self.counts = {}        # fault-stats of the QEMUs that went
         self.launch([])
 
@@ -160,21 +168,23 @@ class Guest:
                            for k, v in sorted(now.items())})
 
 
-def follow(path, alive):
-    """The lines of a file being written, as they come, while alive()."""
-    with open(path, "r", errors="replace") as f:
-        part = ""
+class Follower:
+    """The whole lines written to a file so far, as they come."""
+
+    def __init__(self, path):
+        self.f = open(path, "r", errors="replace")
+        self.part = ""
+
+    def lines(self):
+        out = []
         while True:
-            chunk = f.readline()
+            chunk = self.f.readline()
             if not chunk:
-                if not alive():
-                    return
-                time.sleep(0.02)
-                continue
-            part += chunk
-            if part.endswith("\n"):
-                yield part.rstrip("\r\n")
-                part = ""
+                return out
+            self.part += chunk
+            if self.part.endswith("\n"):
+                out.append(self.part.rstrip("\r\n"))
+                self.part = ""
 
 
 def note(console, line):
@@ -182,44 +192,107 @@ def note(console, line):
         f.write(line + "\n")
 
 
+def parse(argv):
+    """(CONSOLE, TMPDIR, DEVICE_ID, COMMAND) for each guest of argv."""
+    guests, cur = [], []
+    for a in argv + ["---"]:
+        if a != "---":
+            cur.append(a)
+            continue
+        sep = cur.index("--")
+        if sep != 3:
+            sys.exit(__doc__)
+        guests.append((cur[0], cur[1], cur[2], cur[sep + 1:]))
+        cur = []
+    if len(guests) > 2:
+        sys.exit(__doc__)
+    return guests
+
+
 def main():
-    sep = sys.argv.index("--")
-    console, tmp, dev = sys.argv[1:4]
     # A timeout's SIGTERM ends the run through the finally below, which
     # takes QEMU with it rather than leaving it running.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    g = Guest(console, tmp, dev, sys.argv[sep + 1:])
+    guests = []
     try:
-        run(g, console)
+        for console, tmp, dev, cmd in parse(sys.argv[1:]):
+            guests.append(Guest(console, tmp, dev, cmd))
+        run(guests)
     finally:
-        if g.proc.poll() is None:
-            g.proc.kill()
+        for g in guests:
+            if g.proc.poll() is None:
+                g.proc.kill()
 
 
-def run(g, console):
-    stats = "{}"
-    for line in follow(console, lambda: g.proc.poll() is None):
-        if "guest: RESULT" in line:
-            break
-        if line.startswith("guest: fault: ") and line.endswith(" failed"):
-            # The program's last line: the counters while QEMU still runs.
-            stats = g.stats()
-            continue
-        if not line.startswith("guest: fault: "):
-            continue
-        what = line[len("guest: fault: "):].strip()
+def request(guests, g, what):
+    """Carry out a request of guest g; (answer word, log text)."""
+    if what.startswith("peer "):
+        others = [o for o in guests if o is not g]
+        what = what[len("peer "):]
+        if not others or not what.startswith(("inject ", "link ")):
+            raise RuntimeError("no peer, or not a request for it")
+        word, done = others[0].carry_out(what)
+        return word, f"peer {done}"
+    return g.carry_out(what)
+
+
+def all_stats(guests):
+    if len(guests) == 1:
+        return guests[0].stats()
+    out = {}
+    for g in guests:
         try:
-            word, done = g.carry_out(what)
-            note(console, f"guest: host: did {done}")
-        except Exception as e:  # noqa: BLE001 - any failure is reported
-            word = "fail"
-            note(console, f"guest: host: FAIL {what}: {e}")
-        try:
-            g.answer(word)
-        except OSError as e:
-            note(console, f"guest: host: FAIL answering {what}: {e}")
-    g.proc.wait(timeout=120)
-    print(stats)
+            out[g.dev] = json.loads(g.stats())
+        except Exception:  # noqa: BLE001 - a NIC that is not an ernic
+            out[g.dev] = None
+    return json.dumps(out)
+
+
+def handle(guests, g, line):
+    """One console line of guest g; True once it is the guest's last."""
+    if "guest: RESULT" in line:
+        return True
+    if not line.startswith("guest: fault: "):
+        return False
+    if line.endswith(" failed"):
+        # The program's last line: the counters while QEMU still runs.
+        g.stats_line = all_stats(guests)
+        return False
+    what = line[len("guest: fault: "):].strip()
+    try:
+        word, done = request(guests, g, what)
+        note(g.console, f"guest: host: did {done}")
+    except Exception as e:  # noqa: BLE001 - any failure is reported
+        word = "fail"
+        note(g.console, f"guest: host: FAIL {what}: {e}")
+    try:
+        g.answer(word)
+    except OSError as e:
+        note(g.console, f"guest: host: FAIL answering {what}: {e}")
+    return False
+
+
+def run(guests):
+    followers = {id(g): Follower(g.console) for g in guests}
+    ended = set()
+    while len(ended) < len(guests):
+        busy = False
+        for g in guests:
+            if id(g) in ended:
+                continue
+            lines = followers[id(g)].lines()
+            busy |= bool(lines)
+            for line in lines:
+                if handle(guests, g, line):
+                    ended.add(id(g))
+                    break
+            if not lines and g.proc.poll() is not None:
+                ended.add(id(g))
+        if not busy:
+            time.sleep(0.02)
+    for g in guests:
+        g.proc.wait(timeout=120)
+    print(next((g.stats_line for g in guests if g.stats_line), "{}"))
 
 
 if __name__ == "__main__":

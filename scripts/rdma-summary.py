@@ -111,9 +111,10 @@ def show_round(r):
               '' if all(l.startswith('ok') for l in walk + posts + flush)
               else ' (FAILURES)'))
     drv = [l for l in r if 'FATAL, code' in l]
-    print('  bad R_Key WRITE: %s; IB_EVENT_QP_FATAL %s; driver: %s' % (
+    print('  bad R_Key WRITE: %s; no event on the requester %s; '
+          'driver: %s' % (
         status(r, 'WRITE with a bad R_Key completes with IB_WC_REM_ACCESS_ERR'),
-        status(r, 'IB_EVENT_QP_FATAL'),
+        status(r, 'no async event on the requester'),
         re.sub(r'.*(QP\d+ FATAL.*)', r'\1', drv[0]) if drv else '?'))
     print('  recovery (ERR -> RESET runs PG332 fatal recovery -> RTS): %s; '
           'QP reused: ping %s, WRITE 64 KiB %s, READ 64 KiB %s' % (
