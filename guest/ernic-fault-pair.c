@@ -408,13 +408,58 @@ static unsigned int resp_event(uint16_t code)
 					       EV(IBV_EVENT_QP_REQ_ERR);
 }
 
-/* ---- Faults on A as the requester: B is left as it was ------------- */
-
+/* A FATAL code, its fault parameters, and the status it gives a SEND. */
 struct code_case {
 	uint16_t code;
 	const char *extra;
 	enum ibv_wc_status want;
 };
+
+/*
+ * A new link with A's SEND waiting on B's RNR NAKs (B has no receive;
+ * its timer 31 is 491 ms), then FATAL @c injected by the host on A's QP
+ * or, with @on_b, on B's; the SEND's status, or -1 with *bad set.
+ */
+static int send_waiting_then(struct link *l, bool on_b,
+			     const struct code_case *c, const char **bad)
+{
+	struct ibv_wc wc;
+
+	if (!link_new(l, 12, 31) ||
+	    post_send(l->qp, IBV_WR_SEND, (uintptr_t)l->d->buf,
+		      l->d->mr->lkey, 0, 0, 0)) {
+		*bad = "no link";
+		return -1;
+	}
+	usleep(300 * 1000);
+	if (ibv_poll_cq(l->d->cq, 1, &wc) != 0) {
+		*bad = "the SEND completed before the fault";
+		return -1;
+	}
+	if (strcmp(host_do("%sinject fatal,qp=%u,code=0x%02x%s",
+			   on_b ? "peer " : "", on_b ? l->bqpn : l->qp->qp_num,
+			   c->code, c->extra), "ok")) {
+		*bad = "the host did not inject";
+		return -1;
+	}
+	return wait_wc(l->d, l->qp);
+}
+
+/* A FATAL case's line: what went wrong (or @good), and the SEND's status. */
+static void code_verdict(const char *name, const char *bad,
+			 const char *good, const char *who, long st, int want)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s; %s SEND: %s, wanted %s",
+		 bad ? bad : good, who,
+		 st < 0 ? "no completion" : ibv_wc_status_str(st),
+		 ibv_wc_status_str(want));
+	result(!bad, name, why);
+}
+
+/* ---- Faults on A as the requester: B is left as it was ------------- */
+
 
 /* Requester codes on A (the table of ernic-fault-verbs.c, side A). */
 static const struct code_case req_cases[] = {
@@ -439,24 +484,13 @@ static const struct code_case req_cases[] = {
  */
 static void req_case(struct link *l, const struct code_case *c)
 {
-	char name[96], why[160];
+	char name[96];
 	const char *bad = NULL;
-	struct ibv_wc wc;
-	int st = -1;
+	int st;
 
 	snprintf(name, sizeof(name), "pair: FATAL 0x%02x%s on A, B waiting",
 		 c->code, c->extra);
-	if (!link_new(l, 12, 31) ||
-	    post_send(l->qp, IBV_WR_SEND, (uintptr_t)l->d->buf,
-		      l->d->mr->lkey, 0, 0, 0))
-		bad = "no link";
-	usleep(300 * 1000);
-	if (!bad && ibv_poll_cq(l->d->cq, 1, &wc) != 0)
-		bad = "the SEND completed before the fault";
-	if (!bad && strcmp(host_do("inject fatal,qp=%u,code=0x%02x%s",
-				   l->qp->qp_num, c->code, c->extra), "ok"))
-		bad = "the host did not inject";
-	st = bad ? -1 : wait_wc(l->d, l->qp);
+	st = send_waiting_then(l, false, c, &bad);
 	if (!bad && st != (int)c->want)
 		bad = "A's SEND status";
 	if (!bad)
@@ -467,12 +501,8 @@ static void req_case(struct link *l, const struct code_case *c)
 		bad = "B is not RTS";
 	if (!bad)
 		bad = recover(l, c->code);
-	snprintf(why, sizeof(why), "%s%sA's SEND: %s, wanted %s",
-		 bad ? bad : "", bad ? "; " : "",
-		 st < 0 ? "no completion" : ibv_wc_status_str(st),
-		 ibv_wc_status_str(c->want));
-	result(!bad, name, bad ? why : "A: status, its events, Error; B RTS; "
-	       "both reset, a SEND each way");
+	code_verdict(name, bad, "A: its events, Error; B RTS; both reset, "
+		     "a SEND each way", "A's", st, c->want);
 }
 
 /* ---- Faults on A as the responder: B's SEND gets A's NAK ----------- */
@@ -511,7 +541,7 @@ static const char *peer_after_nak(int want, long *st)
  */
 static void resp_case(struct link *l, const struct code_case *c)
 {
-	char name[96], why[160];
+	char name[96];
 	const char *bad = NULL;
 	long st = -1;
 
@@ -531,11 +561,8 @@ static void resp_case(struct link *l, const struct code_case *c)
 		bad = "A is not in Error";
 	if (!bad)
 		bad = recover(l, c->code);
-	snprintf(why, sizeof(why), "%s%sB's SEND: %s, wanted %s",
-		 bad ? bad : "", bad ? "; " : "",
-		 st < 0 ? "no completion" : ibv_wc_status_str(st),
-		 ibv_wc_status_str(c->want));
-	result(!bad, name, why);
+	code_verdict(name, bad, "A: its event, Error; B: no event, Error; "
+		     "both reset", "B's", st, c->want);
 }
 
 /* ---- Error CQEs and NAKs on A's responses -------------------------- */
@@ -850,21 +877,13 @@ static void peer_gone_case(struct link *l)
  */
 static void peer_fatal_case(struct link *l, const struct code_case *c)
 {
-	char name[96], why[160];
+	char name[96];
 	const char *bad = NULL;
-	int st = -1;
+	int st;
 
 	snprintf(name, sizeof(name), "pair: FATAL 0x%02x on B, A's SEND "
 		 "waiting", c->code);
-	if (!link_new(l, 12, 31) ||
-	    post_send(l->qp, IBV_WR_SEND, (uintptr_t)l->d->buf,
-		      l->d->mr->lkey, 0, 0, 0))
-		bad = "no link";
-	usleep(300 * 1000);
-	if (!bad && strcmp(host_do("peer inject fatal,qp=%u,code=0x%02x",
-				   l->bqpn, c->code), "ok"))
-		bad = "the host did not inject on B";
-	st = bad ? -1 : wait_wc(l->d, l->qp);
+	st = send_waiting_then(l, true, c, &bad);
 	if (!bad && st != (int)c->want)
 		bad = "A's SEND status";
 	if (!bad)
@@ -875,11 +894,8 @@ static void peer_fatal_case(struct link *l, const struct code_case *c)
 		bad = "B is not in Error";
 	if (!bad)
 		bad = recover(l, c->code);
-	snprintf(why, sizeof(why), "%s%sA's SEND: %s, wanted %s",
-		 bad ? bad : "", bad ? "; " : "",
-		 st < 0 ? "no completion" : ibv_wc_status_str(st),
-		 ibv_wc_status_str(c->want));
-	result(!bad, name, why);
+	code_verdict(name, bad, "A: no event, Error; B: its event, Error; "
+		     "both reset", "A's", st, c->want);
 }
 
 static const struct code_case peer_cases[] = {

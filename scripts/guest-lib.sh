@@ -27,6 +27,7 @@
 #                          the same for two guests (each must end with
 #                          RESULT PASS); MSG is logged after it
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
+#   tap_none NAME PATTERN  TAP line: PATTERN in no transcript line
 #   tap_end                on failure, the console's tail; exit status
 
 guest_args() {
@@ -131,6 +132,16 @@ tap() {
     else
         echo "not ok $n - $1"
         fail=1
+    fi
+}
+
+tap_none() {
+    n=$((n + 1))
+    if printf '%s\n' "$transcript" | grep -q -- "$2"; then
+        echo "not ok $n - $1"
+        fail=1
+    else
+        echo "ok $n - $1"
     fi
 }
 
