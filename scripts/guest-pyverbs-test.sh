@@ -49,17 +49,23 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..3"
+echo "1..4"
 tap "rdma-core's Python tests on $dev: no failure, no error" \
     '^guest: pyverbs: OK'
-# ernic passed 37 or 38 of 321 on 2026-11-24 (rdmacm's UDP test skips
-# when its active side does); fewer than 37 is a regression.
+# ernic passed 49 or 50 of 321 on 2026-11-24 (rdmacm's UDP test skips
+# when its active side does); fewer than 49 is a regression.
 n=$((n + 1))
-if [ "$dev" != ernic ] || [ "$passed" -ge 37 ]; then
-    echo "ok $n - $passed of ${ran:-0} tests passed (at least 37 on ernic)"
+if [ "$dev" != ernic ] || [ "$passed" -ge 49 ]; then
+    echo "ok $n - $passed of ${ran:-0} tests passed (at least 49 on ernic)"
 else
-    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 37 on ernic)"
+    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 49 on ernic)"
     fail=1
 fi
+# The extended verbs (ernic_ex.c): RC traffic through ibv_wr_*() (SEND,
+# SEND_IMM, WRITE, WRITE_IMM, READ, zero-length WRITE and READ) and
+# through an extended CQ's polling API.
+tap "ibv_create_qp_ex + ibv_wr_*: 7 RC traffic tests; ibv_create_cq_ex \
++ ibv_start_poll: RC traffic" \
+    '^guest: test: test_\(qp_ex_rc_[a-z_]*\|rc_traffic_cq_ex\) .* ok$' 8
 tap "no kernel warnings" 'RESULT PASS'
 tap_end

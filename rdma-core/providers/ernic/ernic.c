@@ -3,7 +3,8 @@
  * rdma-core provider for ernic, QEMU's model of the Xilinx/AMD ERNIC
  * RoCEv2 RNIC (PG332 v3.1).
  *
- * Every verb is a uverbs command, posting and polling included: nothing
+ * Every verb is a uverbs command, posting and polling included (the
+ * extended CQ and QP verbs too, ernic_ex.c): nothing
  * of the device is mapped into the process. ERNIC's per-QP register
  * blocks are 256 bytes, sixteen to a 4 KiB page, and hold ring base
  * addresses, so no page of them may belong to one process; the kernel
@@ -119,22 +120,23 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 {
 	struct ib_uverbs_create_cq_resp resp;
 	struct ibv_create_cq cmd;
-	struct ibv_cq *cq;
+	struct ernic_cq *cq;
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	if (ibv_cmd_create_cq(context, cqe, channel, comp_vector, cq, &cmd,
-			      sizeof(cmd), &resp, sizeof(resp))) {
+	if (ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->vcq.cq,
+			      &cmd, sizeof(cmd), &resp, sizeof(resp))) {
 		free(cq);
 		return NULL;
 	}
-	return cq;
+	return &cq->vcq.cq;
 }
 
-static int ernic_destroy_cq(struct ibv_cq *cq)
+static int ernic_destroy_cq(struct ibv_cq *ibcq)
 {
-	int ret = ibv_cmd_destroy_cq(cq);
+	struct ernic_cq *cq = container_of(ibcq, struct ernic_cq, vcq.cq);
+	int ret = ibv_cmd_destroy_cq(ibcq);
 
 	if (!ret)
 		free(cq);
@@ -146,17 +148,17 @@ static struct ibv_qp *ernic_create_qp(struct ibv_pd *pd,
 {
 	struct ib_uverbs_create_qp_resp resp;
 	struct ibv_create_qp cmd;
-	struct ibv_qp *qp;
+	struct ernic_qp *qp;
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		return NULL;
-	if (ibv_cmd_create_qp(pd, qp, attr, &cmd, sizeof(cmd), &resp,
+	if (ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd), &resp,
 			      sizeof(resp))) {
 		free(qp);
 		return NULL;
 	}
-	return qp;
+	return &qp->vqp.qp;
 }
 
 static int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -176,12 +178,15 @@ static int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
 }
 
-static int ernic_destroy_qp(struct ibv_qp *qp)
+static int ernic_destroy_qp(struct ibv_qp *ibqp)
 {
-	int ret = ibv_cmd_destroy_qp(qp);
+	struct ernic_qp *qp = container_of(ibqp, struct ernic_qp, vqp.qp);
+	int ret = ibv_cmd_destroy_qp(ibqp);
 
-	if (!ret)
+	if (!ret) {
+		ernic_qp_ex_free(qp);
 		free(qp);
+	}
 	return ret;
 }
 
@@ -214,7 +219,9 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.alloc_pd = ernic_alloc_pd,
 	.create_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
+	.create_cq_ex = ernic_create_cq_ex,
 	.create_qp = ernic_create_qp,
+	.create_qp_ex = ernic_create_qp_ex,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dereg_mr = ernic_dereg_mr,
 	.destroy_ah = ernic_destroy_ah,

@@ -22,4 +22,26 @@ struct ernic_context {
 	struct verbs_context ibv_ctx;
 };
 
+struct ernic_cq {
+	struct verbs_cq vcq;		/* first: freed through it */
+	struct ibv_wc wc;		/* the completion ibv_*_poll() took */
+};
+
+struct ernic_qp {
+	struct verbs_qp vqp;		/* first: freed through it */
+	/* ibv_wr_*(): the WRs built since ibv_wr_start() (ernic_ex.c) */
+	struct ibv_send_wr *wr;
+	struct ibv_sge *sge;		/* max_sge for each WR */
+	uint8_t *inl;			/* max_inline bytes for each WR */
+	uint32_t max_wr, max_sge, max_inline;
+	uint32_t nwr;
+	int err;			/* the first error since wr_start */
+};
+
+struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr);
+void ernic_qp_ex_free(struct ernic_qp *qp);
+
 #endif /* ERNIC_PROVIDER_H */

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The extended verbs of the ernic provider: ibv_create_cq_ex() with its
+ * polling API (ibv_start_poll() and the ibv_wc_read_*() readers) and
+ * ibv_create_qp_ex() with the ibv_wr_*() posting API.
+ *
+ * As for the rest of this provider, nothing of the device is mapped: a
+ * poll is one uverbs POLL_CQ command, and the WRs built between
+ * ibv_wr_start() and ibv_wr_complete() are kept here and handed to the
+ * kernel driver as one chain by a single POST_SEND, which checks them as
+ * it checks every user WR (docs/driver.md, "User space").
+ */
+
+#include <config.h>
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ernic.h"
+
+/* ---- Extended CQ ------------------------------------------------------ */
+
+/* What ibv_wc gives: the standard flags, no timestamps or tags. */
+#define ERNIC_WC_EX_FLAGS	IBV_WC_STANDARD_FLAGS
+
+static inline struct ernic_cq *to_ecq_ex(struct ibv_cq_ex *cq)
+{
+	return container_of(cq, struct ernic_cq, vcq.cq_ex);
+}
+
+/* The next completion into cq->wc; ENOENT when there is none. */
+static int ernic_cq_take(struct ernic_cq *cq)
+{
+	int n = ibv_cmd_poll_cq(&cq->vcq.cq, 1, &cq->wc);
+
+	if (n < 0)
+		return EINVAL;
+	if (!n)
+		return ENOENT;
+	cq->vcq.cq_ex.status = cq->wc.status;
+	cq->vcq.cq_ex.wr_id = cq->wc.wr_id;
+	return 0;
+}
+
+static int ernic_start_poll(struct ibv_cq_ex *ibcq,
+			    struct ibv_poll_cq_attr *attr)
+{
+	if (attr->comp_mask)
+		return EINVAL;
+	return ernic_cq_take(to_ecq_ex(ibcq));
+}
+
+static int ernic_next_poll(struct ibv_cq_ex *ibcq)
+{
+	return ernic_cq_take(to_ecq_ex(ibcq));
+}
+
+static void ernic_end_poll(struct ibv_cq_ex *ibcq)
+{
+}
+
+static enum ibv_wc_opcode ernic_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.opcode;
+}
+
+static uint32_t ernic_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.vendor_err;
+}
+
+static unsigned int ernic_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.wc_flags;
+}
+
+static uint32_t ernic_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.byte_len;
+}
+
+/* The ImmDt, or the invalidated R_Key: one field of ibv_wc for both. */
+static __be32 ernic_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.imm_data;
+}
+
+static uint32_t ernic_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.qp_num;
+}
+
+static uint32_t ernic_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.src_qp;
+}
+
+static uint32_t ernic_read_slid(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.slid;
+}
+
+static uint8_t ernic_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.sl;
+}
+
+static uint8_t ernic_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	return to_ecq_ex(ibcq)->wc.dlid_path_bits;
+}
+
+static void ernic_cq_ex_ops(struct ibv_cq_ex *cq)
+{
+	cq->start_poll = ernic_start_poll;
+	cq->next_poll = ernic_next_poll;
+	cq->end_poll = ernic_end_poll;
+	cq->read_opcode = ernic_read_opcode;
+	cq->read_vendor_err = ernic_read_vendor_err;
+	cq->read_wc_flags = ernic_read_wc_flags;
+	cq->read_byte_len = ernic_read_byte_len;
+	cq->read_imm_data = ernic_read_imm_data;
+	cq->read_qp_num = ernic_read_qp_num;
+	cq->read_src_qp = ernic_read_src_qp;
+	cq->read_slid = ernic_read_slid;
+	cq->read_sl = ernic_read_sl;
+	cq->read_dlid_path_bits = ernic_read_dlid_path_bits;
+}
+
+struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct ib_uverbs_ex_create_cq_resp resp;
+	struct ernic_cq *cq;
+
+	if (attr->wc_flags & ~ERNIC_WC_EX_FLAGS ||
+	    attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS || attr->flags) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (ibv_cmd_create_cq_ex(context, attr, &cq->vcq, NULL, 0, &resp,
+				 sizeof(resp), 0)) {
+		free(cq);
+		return NULL;
+	}
+	ernic_cq_ex_ops(&cq->vcq.cq_ex);
+	return &cq->vcq.cq_ex;
+}
+
+/* ---- Extended QP: the ibv_wr_*() API ---------------------------------- */
+
+/* The opcodes the kernel driver takes from user space. */
+#define ERNIC_QP_EX_OPS	(IBV_QP_EX_WITH_RDMA_WRITE |			\
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
+			 IBV_QP_EX_WITH_SEND |				\
+			 IBV_QP_EX_WITH_SEND_WITH_IMM |			\
+			 IBV_QP_EX_WITH_RDMA_READ |			\
+			 IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static inline struct ernic_qp *to_eqp_ex(struct ibv_qp_ex *qp)
+{
+	return container_of(qp, struct ernic_qp, vqp.qp_ex);
+}
+
+/* A new WR of @opcode with the QP's wr_id and wr_flags; NULL when full. */
+static struct ibv_send_wr *ernic_wr_new(struct ibv_qp_ex *ibqp,
+					enum ibv_wr_opcode opcode)
+{
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+	struct ibv_send_wr *wr;
+
+	if (qp->err)
+		return NULL;
+	if (qp->nwr == qp->max_wr) {
+		qp->err = ENOMEM;
+		return NULL;
+	}
+	wr = &qp->wr[qp->nwr];
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = ibqp->wr_id;
+	wr->send_flags = ibqp->wr_flags;
+	wr->opcode = opcode;
+	wr->sg_list = &qp->sge[qp->nwr * qp->max_sge];
+	if (qp->nwr)
+		qp->wr[qp->nwr - 1].next = wr;
+	qp->nwr++;
+	return wr;
+}
+
+/* The WR the setters act on: the last one started. */
+static struct ibv_send_wr *ernic_wr_cur(struct ernic_qp *qp)
+{
+	if (qp->err || !qp->nwr) {
+		qp->err = qp->err ?: EINVAL;
+		return NULL;
+	}
+	return &qp->wr[qp->nwr - 1];
+}
+
+static void ernic_wr_rdma(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,
+			  uint32_t rkey, uint64_t raddr, __be32 imm)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, op);
+
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->imm_data = imm;
+}
+
+static void ernic_wr_rdma_read(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			       uint64_t raddr)
+{
+	ernic_wr_rdma(ibqp, IBV_WR_RDMA_READ, rkey, raddr, 0);
+}
+
+static void ernic_wr_rdma_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				uint64_t raddr)
+{
+	ernic_wr_rdma(ibqp, IBV_WR_RDMA_WRITE, rkey, raddr, 0);
+}
+
+static void ernic_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				    uint64_t raddr, __be32 imm)
+{
+	ernic_wr_rdma(ibqp, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, imm);
+}
+
+static void ernic_wr_send(struct ibv_qp_ex *ibqp)
+{
+	ernic_wr_new(ibqp, IBV_WR_SEND);
+}
+
+static void ernic_wr_send_imm(struct ibv_qp_ex *ibqp, __be32 imm)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void ernic_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void ernic_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
+				  const struct ibv_sge *sg_list)
+{
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+	struct ibv_send_wr *wr = ernic_wr_cur(qp);
+
+	if (!wr)
+		return;
+	if (num_sge > qp->max_sge) {
+		qp->err = EINVAL;
+		return;
+	}
+	memcpy(wr->sg_list, sg_list, num_sge * sizeof(*sg_list));
+	wr->num_sge = num_sge;
+}
+
+static void ernic_wr_set_sge(struct ibv_qp_ex *ibqp, uint32_t lkey,
+			     uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	ernic_wr_set_sge_list(ibqp, 1, &sge);
+}
+
+/*
+ * Inline data is copied here at once (the caller may reuse its buffers
+ * when the setter returns), into the WR's own max_inline bytes, and
+ * posted as one SGE with IBV_SEND_INLINE: the kernel copies it in.
+ */
+static void ernic_wr_set_inline_data_list(struct ibv_qp_ex *ibqp,
+					  size_t num_buf,
+					  const struct ibv_data_buf *buf)
+{
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+	struct ibv_send_wr *wr = ernic_wr_cur(qp);
+	uint8_t *dst;
+	size_t i, len = 0;
+
+	if (!wr)
+		return;
+	dst = &qp->inl[(size_t)(wr - qp->wr) * qp->max_inline];
+	for (i = 0; i < num_buf; i++) {
+		if (buf[i].length > qp->max_inline - len) {
+			qp->err = ENOMEM;
+			return;
+		}
+		memcpy(dst + len, buf[i].addr, buf[i].length);
+		len += buf[i].length;
+	}
+	wr->sg_list[0] = (struct ibv_sge){ .addr = (uintptr_t)dst,
+					   .length = len };
+	wr->num_sge = 1;
+	wr->send_flags |= IBV_SEND_INLINE;
+}
+
+static void ernic_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
+				     size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	ernic_wr_set_inline_data_list(ibqp, 1, &buf);
+}
+
+static void ernic_wr_start(struct ibv_qp_ex *ibqp)
+{
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+
+	qp->nwr = 0;
+	qp->err = 0;
+}
+
+/* One POST_SEND of the chain; the first error of building, or of it. */
+static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
+{
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+	struct ibv_send_wr *bad;
+	int ret = qp->err;
+
+	if (!ret && qp->nwr)
+		ret = ibv_cmd_post_send(&ibqp->qp_base, qp->wr, &bad);
+	qp->nwr = 0;
+	qp->err = 0;
+	return ret;
+}
+
+static void ernic_wr_abort(struct ibv_qp_ex *ibqp)
+{
+	ernic_wr_start(ibqp);
+}
+
+static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
+{
+	qp->wr_rdma_read = ernic_wr_rdma_read;
+	qp->wr_rdma_write = ernic_wr_rdma_write;
+	qp->wr_rdma_write_imm = ernic_wr_rdma_write_imm;
+	qp->wr_send = ernic_wr_send;
+	qp->wr_send_imm = ernic_wr_send_imm;
+	qp->wr_send_inv = ernic_wr_send_inv;
+	qp->wr_set_inline_data = ernic_wr_set_inline_data;
+	qp->wr_set_inline_data_list = ernic_wr_set_inline_data_list;
+	qp->wr_set_sge = ernic_wr_set_sge;
+	qp->wr_set_sge_list = ernic_wr_set_sge_list;
+	qp->wr_start = ernic_wr_start;
+	qp->wr_complete = ernic_wr_complete;
+	qp->wr_abort = ernic_wr_abort;
+}
+
+/* Room for max_send_wr WRs of max_send_sge SGEs and max_inline bytes. */
+static int ernic_qp_ex_alloc(struct ernic_qp *qp,
+			     const struct ibv_qp_cap *cap)
+{
+	qp->max_wr = cap->max_send_wr;
+	qp->max_sge = cap->max_send_sge ?: 1;
+	qp->max_inline = cap->max_inline_data;
+	qp->wr = calloc(qp->max_wr ?: 1, sizeof(*qp->wr));
+	qp->sge = calloc((size_t)(qp->max_wr ?: 1) * qp->max_sge,
+			 sizeof(*qp->sge));
+	qp->inl = calloc((size_t)(qp->max_wr ?: 1), qp->max_inline ?: 1);
+	return qp->wr && qp->sge && qp->inl ? 0 : ENOMEM;
+}
+
+void ernic_qp_ex_free(struct ernic_qp *qp)
+{
+	free(qp->wr);
+	free(qp->sge);
+	free(qp->inl);
+}
+
+struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
+				  struct ibv_qp_init_attr_ex *attr)
+{
+	struct ib_uverbs_ex_create_qp_resp resp;
+	bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ernic_qp *qp;
+	int ret;
+
+	/* No creation flags, TSO, XRC or RSS; the ibv_wr_*() it can do. */
+	if ((ex && attr->send_ops_flags & ~ERNIC_QP_EX_OPS) ||
+	    attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_CREATE_FLAGS |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
+	     attr->create_flags)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_create_qp_ex2(context, &qp->vqp, attr, NULL, 0, &resp,
+				    sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	if (ex) {
+		/* The caps granted: the driver may round them up. */
+		ret = ernic_qp_ex_alloc(qp, &attr->cap);
+		if (ret) {
+			ernic_qp_ex_free(qp);
+			ibv_cmd_destroy_qp(&qp->vqp.qp);
+			free(qp);
+			errno = ret;
+			return NULL;
+		}
+		ernic_qp_ex_ops(&qp->vqp.qp_ex);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
+}
