@@ -122,6 +122,76 @@ static void check_inline_kernel(struct dev *d)
 	pair_free(&p);
 }
 
+/* An RC QP of ibv_create_qp_ex() with ibv_wr_send(), in RTS (loopback). */
+static struct ibv_qp *qp_new_ex(struct dev *d, struct ibv_qp_init_attr_ex *ia)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+	};
+	struct ibv_qp *qp;
+
+	*ia = (struct ibv_qp_init_attr_ex){
+		.qp_type = IBV_QPT_RC,
+		.send_cq = d->cq,
+		.recv_cq = d->cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = d->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	qp = ibv_create_qp_ex(d->ctx, ia);
+	if (qp && (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+		   qp_connect(d, qp, qp->qp_num))) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/*
+ * The ibv_wr_*() API (the provider's ernic_ex.c) meets the same checks:
+ * an SGE with L_Key 0 is refused when the chain is posted (EINVAL), and
+ * a chain longer than the SQ fails (ENOMEM) with nothing posted.
+ */
+static void check_wr_api(struct dev *d)
+{
+	struct ibv_qp_init_attr_ex ia;
+	struct ibv_qp *qp = qp_new_ex(d, &ia);
+	struct ibv_qp_ex *qx = qp ? ibv_qp_to_qp_ex(qp) : NULL;
+	struct ibv_wc wc;
+	int r0, r1, n;
+	unsigned int i;
+
+	if (!qx) {
+		report(0, "ibv_wr_*", "no extended QP");
+		return;
+	}
+	while (ibv_poll_cq(d->cq, 1, &wc) > 0)
+		;
+	ibv_wr_start(qx);
+	qx->wr_id = 1;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, 0, 0x100000, 64);
+	r0 = ibv_wr_complete(qx);
+	ibv_wr_start(qx);
+	for (i = 0; i <= ia.cap.max_send_wr; i++) {
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, d->mr->lkey, (uintptr_t)d->buf, 64);
+	}
+	r1 = ibv_wr_complete(qx);
+	usleep(300 * 1000);
+	n = ibv_poll_cq(d->cq, 1, &wc);
+	report(r0 == EINVAL && r1 == ENOMEM && n == 0,
+	       "ibv_wr_*: L_Key 0 refused (EINVAL), a chain beyond the SQ "
+	       "refused whole (ENOMEM)", NULL);
+	ibv_destroy_qp(qp);
+}
+
 static void check_foreign_lkey(struct dev *d, const struct victim_info *v)
 {
 	struct pair p = { 0 };
@@ -257,6 +327,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 	check_control(&d);
 	check_lkey0(&d);
 	check_inline_kernel(&d);
+	check_wr_api(&d);
 	check_foreign_lkey(&d, &v);
 	check_foreign_rkey(&d, &v, IBV_WR_RDMA_READ,
 			   "an RDMA READ through another process's R_Key ends in an error, nothing read");

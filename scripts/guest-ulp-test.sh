@@ -136,8 +136,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     if [ "$cdev" = ernic ]; then
-        tap "a process reaches no memory but its own (10 checks)" \
-            'ok client: uverbs security: 10 checks passed'
+        tap "a process reaches no memory but its own (11 checks)" \
+            'ok client: uverbs security: 11 checks passed'
     else
         echo "ok 10 - # SKIP the security checks are ernic's"
         n=$((n + 1))
