@@ -6,6 +6,9 @@
 #ifndef ERNIC_PROVIDER_H
 #define ERNIC_PROVIDER_H
 
+#include <pthread.h>
+#include <stdbool.h>
+
 #include <infiniband/driver.h>
 
 /* The PCI identity of -device ernic (ERNIC_PCI_VENDOR_ID, _DEVICE_ID). */
@@ -36,6 +39,9 @@ struct ernic_qp {
 	uint32_t max_wr, max_sge, max_inline;
 	uint32_t nwr;
 	int err;			/* the first error since wr_start */
+	/* wr_start() to wr_complete()/wr_abort(): one thread at a time */
+	pthread_spinlock_t wr_lock;
+	bool wr_api;			/* created with send_ops_flags */
 };
 
 struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,

@@ -61,56 +61,24 @@ static void ernic_end_poll(struct ibv_cq_ex *ibcq)
 {
 }
 
-static enum ibv_wc_opcode ernic_read_opcode(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.opcode;
-}
+/* ibv_wc_read_*(): each a field of the completion taken. */
+#define ERNIC_CQ_READER(name, type, field)				\
+	static type ernic_read_##name(struct ibv_cq_ex *ibcq)		\
+	{								\
+		return to_ecq_ex(ibcq)->wc.field;			\
+	}
 
-static uint32_t ernic_read_vendor_err(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.vendor_err;
-}
-
-static unsigned int ernic_read_wc_flags(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.wc_flags;
-}
-
-static uint32_t ernic_read_byte_len(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.byte_len;
-}
-
+ERNIC_CQ_READER(opcode, enum ibv_wc_opcode, opcode)
+ERNIC_CQ_READER(vendor_err, uint32_t, vendor_err)
+ERNIC_CQ_READER(wc_flags, unsigned int, wc_flags)
+ERNIC_CQ_READER(byte_len, uint32_t, byte_len)
 /* The ImmDt, or the invalidated R_Key: one field of ibv_wc for both. */
-static __be32 ernic_read_imm_data(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.imm_data;
-}
-
-static uint32_t ernic_read_qp_num(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.qp_num;
-}
-
-static uint32_t ernic_read_src_qp(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.src_qp;
-}
-
-static uint32_t ernic_read_slid(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.slid;
-}
-
-static uint8_t ernic_read_sl(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.sl;
-}
-
-static uint8_t ernic_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
-{
-	return to_ecq_ex(ibcq)->wc.dlid_path_bits;
-}
+ERNIC_CQ_READER(imm_data, __be32, imm_data)
+ERNIC_CQ_READER(qp_num, uint32_t, qp_num)
+ERNIC_CQ_READER(src_qp, uint32_t, src_qp)
+ERNIC_CQ_READER(slid, uint32_t, slid)
+ERNIC_CQ_READER(sl, uint8_t, sl)
+ERNIC_CQ_READER(dlid_path_bits, uint8_t, dlid_path_bits)
 
 static void ernic_cq_ex_ops(struct ibv_cq_ex *cq)
 {
@@ -318,15 +286,22 @@ static void ernic_wr_set_inline_data(struct ibv_qp_ex *ibqp, void *addr,
 	ernic_wr_set_inline_data_list(ibqp, 1, &buf);
 }
 
+/* The man page's critical section: wr_start() to wr_complete()/abort(). */
 static void ernic_wr_start(struct ibv_qp_ex *ibqp)
 {
 	struct ernic_qp *qp = to_eqp_ex(ibqp);
 
+	pthread_spin_lock(&qp->wr_lock);
 	qp->nwr = 0;
 	qp->err = 0;
 }
 
-/* One POST_SEND of the chain; the first error of building, or of it. */
+/*
+ * One POST_SEND of the chain; the first error of building, or of it.
+ * What the provider can check (WR count, SGEs, inline size) refuses the
+ * chain whole; a WR the driver refuses stops it there, and those before
+ * it are posted, as with ibv_post_send() (docs/driver.md).
+ */
 static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
 {
 	struct ernic_qp *qp = to_eqp_ex(ibqp);
@@ -337,12 +312,17 @@ static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
 		ret = ibv_cmd_post_send(&ibqp->qp_base, qp->wr, &bad);
 	qp->nwr = 0;
 	qp->err = 0;
+	pthread_spin_unlock(&qp->wr_lock);
 	return ret;
 }
 
 static void ernic_wr_abort(struct ibv_qp_ex *ibqp)
 {
-	ernic_wr_start(ibqp);
+	struct ernic_qp *qp = to_eqp_ex(ibqp);
+
+	qp->nwr = 0;
+	qp->err = 0;
+	pthread_spin_unlock(&qp->wr_lock);
 }
 
 static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
@@ -366,6 +346,9 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 static int ernic_qp_ex_alloc(struct ernic_qp *qp,
 			     const struct ibv_qp_cap *cap)
 {
+	if (pthread_spin_init(&qp->wr_lock, PTHREAD_PROCESS_PRIVATE))
+		return ENOMEM;
+	qp->wr_api = true;
 	qp->max_wr = cap->max_send_wr;
 	qp->max_sge = cap->max_send_sge ?: 1;
 	qp->max_inline = cap->max_inline_data;
@@ -378,6 +361,8 @@ static int ernic_qp_ex_alloc(struct ernic_qp *qp,
 
 void ernic_qp_ex_free(struct ernic_qp *qp)
 {
+	if (qp->wr_api)
+		pthread_spin_destroy(&qp->wr_lock);
 	free(qp->wr);
 	free(qp->sge);
 	free(qp->inl);
