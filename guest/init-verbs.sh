@@ -279,11 +279,11 @@ fault_pair() {
 }
 
 # host_req CMD: ask the host (scripts/qmp-fault.py) for CMD, as
-# ernic-fault-pair does, and wait for its answer on ttyS1.
+# ernic-fault-pair does, and wait for its answer on ttyS1 (fd 3, held
+# open by cm_faults: a serial port drops what arrives while it is closed).
 host_req() {
-    stty -F /dev/ttyS1 raw -echo 2>/dev/null
     echo "guest: fault: $*"
-    read -r ans </dev/ttyS1
+    read -r ans <&3
     [ "$ans" = ok ] || fail "client: the host did not do $*: $ans"
 }
 
@@ -296,6 +296,10 @@ CM_RULES="drop,dir=tx,qp=1,count=2 drop,dir=rx,qp=1,count=2 \
 dup,qp=1,count=6 corrupt,qp=1,count=3 reorder,qp=1,count=3"
 cm_faults() {
     cm_failed=0
+    if [ "$role" != server ]; then
+        exec 3</dev/ttyS1
+        stty -F /dev/ttyS1 raw -echo 2>/dev/null
+    fi
     for rule in $CM_RULES; do
         if [ "$role" = server ]; then
             timeout 150 rping -s -a "$myip" -p 7000 -C 10 -V \
@@ -320,7 +324,7 @@ cm_faults() {
         fi
     done
     # the host takes the devices' fault-stats at this line
-    [ "$role" = server ] || say "fault: rdma_cm: $cm_failed failed"
+    [ "$role" = server ] || { say "fault: rdma_cm: $cm_failed failed"; exec 3<&-; }
 }
 
 load ib_uverbs rdma_ucm
