@@ -110,7 +110,9 @@ servers() {
         # shellcheck disable=SC2046 # a command line, on purpose
         timeout 300 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
             { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
-              /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'; }
+              /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'
+              # what the kernel said meanwhile (the console is quiet)
+              dmesg | tail -n 15 | sed 's/^/guest: server: dmesg: /'; }
         t1=$(now_ms)
         [ $((t1 - t0)) -lt 30000 ] ||
             say "server: $name took $((t1 - t0)) ms"
@@ -212,6 +214,7 @@ clients() {
             awk '/[Ff]ail|[Ee]rror/ || !/^ *[A-Z][A-Za-z .]* *: /' \
                 /tmp/cli.all | tail -n 40 |
                 sed 's/^/guest: client: /'
+            dmesg | tail -n 15 | sed 's/^/guest: client: dmesg: /'
         fi
     done </tmp/steps
 }
