@@ -335,18 +335,30 @@ static bool link_new(struct link *l, uint8_t a_rnr, uint8_t b_rnr)
 	return !qp_connect(l->d, l->qp, l->bqpn);
 }
 
+/* A SEND of A's posted, and B's side of it: B got it, whole. */
+static int send_to_b(struct link *l, uint8_t pat, const char **bad)
+{
+	int st;
+
+	memset(l->d->buf, pat, 64);
+	if (peer_do("recv") != 0 ||
+	    post_send(l->qp, IBV_WR_SEND, (uintptr_t)l->d->buf,
+		      l->d->mr->lkey, 0, 0, 0)) {
+		*bad = "no SEND posted";
+		return -1;
+	}
+	st = wait_wc(l->d, l->qp);
+	if (peer_do("wc 10") != IBV_WC_SUCCESS || peer_do("data %u", pat) != 1)
+		*bad = "B did not get the SEND whole";
+	return st;
+}
+
 /* A SEND of 64 B from A to B: both complete, the bytes arrive. */
 static bool send_a_to_b(struct link *l, uint8_t pat)
 {
-	struct dev *d = l->d;
+	const char *bad = NULL;
 
-	memset(d->buf, pat, 64);
-	return peer_do("recv") == 0 &&
-	       !post_send(l->qp, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
-			  0, 0, 0) &&
-	       wait_wc(d, l->qp) == IBV_WC_SUCCESS &&
-	       peer_do("wc 10") == IBV_WC_SUCCESS &&
-	       peer_do("data %u", pat) == 1;
+	return send_to_b(l, pat, &bad) == IBV_WC_SUCCESS && !bad;
 }
 
 static bool send_b_to_a(struct link *l, uint8_t pat)
@@ -567,23 +579,6 @@ static void resp_case(struct link *l, const struct code_case *c)
 
 /* ---- Error CQEs and NAKs on A's responses -------------------------- */
 
-/* A SEND of A's posted, and B's side of it: B got it, whole. */
-static int send_to_b(struct link *l, uint8_t pat, const char **bad)
-{
-	int st;
-
-	memset(l->d->buf, pat, 64);
-	if (peer_do("recv") != 0 ||
-	    post_send(l->qp, IBV_WR_SEND, (uintptr_t)l->d->buf,
-		      l->d->mr->lkey, 0, 0, 0)) {
-		*bad = "no SEND posted";
-		return -1;
-	}
-	st = wait_wc(l->d, l->qp);
-	if (peer_do("wc 10") != IBV_WC_SUCCESS || peer_do("data %u", pat) != 1)
-		*bad = "B did not get the SEND whole";
-	return st;
-}
 
 /*
  * An error CQE on A (not a PG332 reaction: docs/debugging.md): the SEND

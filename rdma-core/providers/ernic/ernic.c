@@ -139,7 +139,7 @@ static int ernic_destroy_cq(struct ibv_cq *ibcq)
 	int ret = ibv_cmd_destroy_cq(ibcq);
 
 	if (!ret)
-		free(cq);
+		ernic_cq_ex_free(cq);
 	return ret;
 }
 

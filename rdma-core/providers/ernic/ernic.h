@@ -28,6 +28,9 @@ struct ernic_context {
 struct ernic_cq {
 	struct verbs_cq vcq;		/* first: freed through it */
 	struct ibv_wc wc;		/* the completion ibv_*_poll() took */
+	/* ibv_start_poll() to ibv_end_poll(): one thread at a time */
+	pthread_spinlock_t poll_lock;
+	bool poll_api;			/* made by ibv_create_cq_ex() */
 };
 
 struct ernic_qp {
@@ -49,5 +52,6 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 void ernic_qp_ex_free(struct ernic_qp *qp);
+void ernic_cq_ex_free(struct ernic_cq *cq);
 
 #endif /* ERNIC_PROVIDER_H */

@@ -44,12 +44,24 @@ static int ernic_cq_take(struct ernic_cq *cq)
 	return 0;
 }
 
+/*
+ * ibv_start_poll() to ibv_end_poll() is one thread's (cq->wc is the
+ * completion being read); a start that finds nothing ends it at once,
+ * as the caller then does not call ibv_end_poll().
+ */
 static int ernic_start_poll(struct ibv_cq_ex *ibcq,
 			    struct ibv_poll_cq_attr *attr)
 {
+	struct ernic_cq *cq = to_ecq_ex(ibcq);
+	int ret;
+
 	if (attr->comp_mask)
 		return EINVAL;
-	return ernic_cq_take(to_ecq_ex(ibcq));
+	pthread_spin_lock(&cq->poll_lock);
+	ret = ernic_cq_take(cq);
+	if (ret)
+		pthread_spin_unlock(&cq->poll_lock);
+	return ret;
 }
 
 static int ernic_next_poll(struct ibv_cq_ex *ibcq)
@@ -59,6 +71,7 @@ static int ernic_next_poll(struct ibv_cq_ex *ibcq)
 
 static void ernic_end_poll(struct ibv_cq_ex *ibcq)
 {
+	pthread_spin_unlock(&to_ecq_ex(ibcq)->poll_lock);
 }
 
 /* ibv_wc_read_*(): each a field of the completion taken. */
@@ -104,7 +117,9 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 	struct ernic_cq *cq;
 
 	if (attr->wc_flags & ~ERNIC_WC_EX_FLAGS ||
-	    attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS || attr->flags) {
+	    attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS ||
+	    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS &&
+	     attr->flags & ~IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -113,13 +128,26 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (pthread_spin_init(&cq->poll_lock, PTHREAD_PROCESS_PRIVATE)) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cq->poll_api = true;
 	if (ibv_cmd_create_cq_ex(context, attr, &cq->vcq, NULL, 0, &resp,
 				 sizeof(resp), 0)) {
-		free(cq);
+		ernic_cq_ex_free(cq);
 		return NULL;
 	}
 	ernic_cq_ex_ops(&cq->vcq.cq_ex);
 	return &cq->vcq.cq_ex;
+}
+
+void ernic_cq_ex_free(struct ernic_cq *cq)
+{
+	if (cq->poll_api)
+		pthread_spin_destroy(&cq->poll_lock);
+	free(cq);
 }
 
 /* ---- Extended QP: the ibv_wr_*() API ---------------------------------- */
