@@ -48,24 +48,15 @@ static uint32_t shell_rd(Rig *r, int i, uint32_t off)
     return qpci_io_readl(r->d[i].pci, r->d[i].bar, off);
 }
 
+static uint32_t rn_mapctl(Rig *r, int i, uint32_t w)
+{
+    return shell_rd(r, i, ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE +
+                    ERNIC_RN_AXIB_MAPCTL);
+}
+
 /*
  * RecoNIC's library (lib/reconic.c, lib/rdma_api.c)
  */
-
-/* create_rn_dev(): eight QDMA bridge windows of 128 GiB, identity. */
-static void rn_bridge(Rig *r, int i)
-{
-    for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
-        uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
-
-        shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_LSB, 0);
-        shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_MSB, w * 0x20);
-        shell_wr(r, i, b + ERNIC_RN_AXIB_PASID, 0);
-        shell_wr(r, i, b + ERNIC_RN_AXIB_FUNC, 0);
-        shell_wr(r, i, b + ERNIC_RN_AXIB_MAPCTL, 0xc0000000 | 0x2000000);
-        shell_wr(r, i, b + ERNIC_RN_AXIB_RSVD, 0);
-    }
-}
 
 /* open_rdma_dev() and config_rdma_global_csr(), in their order. */
 static void rn_open(Rig *r, int i)
@@ -73,7 +64,7 @@ static void rn_open(Rig *r, int i)
     Dev *d = &r->d[i];
     uint64_t b = DEV_BASE(i);
 
-    rn_bridge(r, i);
+    rig_rn_bridge(r, i);        /* create_rn_dev() */
     wr(r, i, ERNIC_DATBUFBA, b + 0xc0000);
     wr(r, i, ERNIC_DATBUFBAMSB, 0);
     wr(r, i, ERNIC_DATBUFSZ, (4096u << 16) | 4096);
@@ -227,7 +218,9 @@ static void test_rn_layout(void)
                     ==, 0x10000);
     g_assert_cmphex(rd(r, 0, ERNIC_MACXADDLSB), ==, 0x00e33200);
     g_assert_cmphex(qrd(r, 0, RN_QPN, ERNIC_STATQP), ==, 0x600);
-    rn_bridge(r, 0);
+    /* The bridge's windows come out of reset invalid. */
+    g_assert_cmphex(rn_mapctl(r, 0, 0), ==, 0);
+    rig_rn_bridge(r, 0);
     for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
         uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
 
@@ -439,6 +432,131 @@ static void test_rn_card_bounds(void)
     /* The second packet, which would have read offset 0, never left. */
     card_read(r, 1, 0x1000, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+    rig_stop(r);
+}
+
+/* Window @w of device @i: translated to @xlate, with map control @ctl. */
+static void rn_window(Rig *r, int i, uint32_t w, uint64_t xlate, uint32_t ctl)
+{
+    uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
+
+    shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_LSB, xlate);
+    shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_MSB, xlate >> 32);
+    shell_wr(r, i, b + ERNIC_RN_AXIB_PASID, 0);
+    shell_wr(r, i, b + ERNIC_RN_AXIB_FUNC, 0);
+    shell_wr(r, i, b + ERNIC_RN_AXIB_MAPCTL, ctl);
+    shell_wr(r, i, b + ERNIC_RN_AXIB_RSVD, 0);
+}
+
+#define RN_WIN(w)       ((uint64_t)(w) << ERNIC_RN_AXIB_WIN_SHIFT)
+#define RN_RW           (ERNIC_RN_AXIB_READ | ERNIC_RN_AXIB_WRITE)
+
+/*
+ * A bridge window that does not translate to identity: window 1 (AXI
+ * 128 to 256 GiB) translated to PCIe 0, so AXI 128 GiB + x is host x.
+ * A WRITE reads its data through it, and a READ writes its data through
+ * it; both arrive whole, and nothing lands at the untranslated offsets.
+ */
+static void test_rn_bridge_xlate(void)
+{
+    RnQp qp[NDEV] = { 0 };
+    g_autofree uint8_t *p = NULL;
+    g_autofree uint8_t *q = NULL;
+    uint64_t src = DEV_BASE(0) + SRC_OFF, dst = DEV_BASE(0) + MR_OFF;
+    Rig *r;
+
+    r = rn_start(qp, false);
+    rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    rn_mr(r, 1, CARD(0x100000), 0x20000);
+    p = put_pattern(r, src, 0x10000, 7);
+    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, RN_WIN(1) | src, 0x10000,
+           CARD(0x100000));
+    rn_post(r, 0, &qp[0], 1);
+    rn_card_check(r, 1, 0x100000, p, 0x10000);
+    q = rn_card_pattern(r, 1, 0x110000, 0x10000, 8);
+    rn_wqe(r, 0, &qp[0], 1, ERNIC_OP_READ, RN_WIN(1) | dst, 0x10000,
+           CARD(0x110000));
+    rn_post(r, 0, &qp[0], 1);
+    assert_mem(r, dst, q, 0x10000);
+    g_assert_cmphex(rn_mapctl(r, 0, 1), ==, RN_RW | 0x2000000);
+    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * What a window refuses: a read through a write-only window, and a write
+ * past a one-page window's end. Each is an error answer to the engine (a
+ * failed DMA: the QP goes FATAL) and sets the window's error bit [29],
+ * which programming the entry anew clears.
+ */
+static void test_rn_bridge_refuse(void)
+{
+    RnQp qp[NDEV] = { 0 };
+    g_autofree uint8_t *q = NULL;
+    uint8_t got[8], zero[8] = { 0 };
+    Rig *r;
+
+    r = rn_start(qp, false);
+    rn_mr(r, 0, CARD(0), 0x100000);
+    rn_mr(r, 1, CARD(0), 0x100000);
+    /*
+     * Device 1 READs 8 KiB into a window of one 4 KiB page, translated to
+     * host 0: the first page lands there, the second is refused. Device
+     * 0, still healthy, answers.
+     */
+    rn_window(r, 1, 2, 0, RN_RW | 1);
+    q = rn_card_pattern(r, 0, 0x10000, 0x2000, 9);
+    rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_READ, RN_WIN(2), 0x2000,
+           CARD(0x10000));
+    qwr(r, 1, RN_QPN, ERNIC_SQPI, 1);
+    PUMP(r, NULL, qrd(r, 1, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(rn_mapctl(r, 1, 2) & ERNIC_RN_AXIB_ERROR, ==,
+                    ERNIC_RN_AXIB_ERROR);
+    g_assert_cmphex(rn_mapctl(r, 1, 1) & ERNIC_RN_AXIB_ERROR, ==, 0);
+    /* The READ completes in error (PG332 p.14). */
+    g_assert_cmphex(qrd(r, 1, RN_QPN, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(cqe(r, 1, 0) & ERNIC_CQE_ERRFLAG_MASK, !=, 0);
+    assert_mem(r, 0, q, 0x1000);
+    /*
+     * Device 0 WRITEs from a write-only window: the read of its data fails
+     * before a packet leaves, so device 1, FATAL now, is not needed.
+     */
+    rn_window(r, 0, 1, 0, ERNIC_RN_AXIB_WRITE | 0x2000000);
+    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE,
+           RN_WIN(1) | (DEV_BASE(0) + SRC_OFF), 0x1000, CARD(0));
+    qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
+    PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    g_assert_cmphex(rn_mapctl(r, 0, 1), ==, ERNIC_RN_AXIB_WRITE |
+                    ERNIC_RN_AXIB_ERROR | 0x2000000);
+    card_read(r, 1, 0, got, sizeof(got));
+    g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
+    rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    g_assert_cmphex(rn_mapctl(r, 0, 1), ==, RN_RW | 0x2000000);
+    rig_stop(r);
+}
+
+/*
+ * An AXI address beyond the bridge's 1 TiB BAR that is not card memory
+ * decodes nowhere: the access fails, and no window records an error.
+ */
+static void test_rn_bridge_outside(void)
+{
+    RnQp qp[NDEV] = { 0 };
+    Rig *r;
+
+    r = rn_start(qp, false);
+    rn_mr(r, 1, CARD(0), 0x100000);
+    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE,
+           ERNIC_RN_AXI_BAR_SIZE | (DEV_BASE(0) + SRC_OFF), 0x1000, CARD(0));
+    qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
+    PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
+        g_assert_cmphex(rn_mapctl(r, 0, w), ==, RN_RW | 0x2000000);
+    }
     rig_stop(r);
 }
 
@@ -738,6 +856,12 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/boards/reconic/batch", test_rn_batch);
     qtest_add_func("/ernic/boards/reconic/destroy", test_rn_destroy);
     qtest_add_func("/ernic/boards/reconic/card-bounds", test_rn_card_bounds);
+    qtest_add_func("/ernic/boards/reconic/bridge-xlate",
+                   test_rn_bridge_xlate);
+    qtest_add_func("/ernic/boards/reconic/bridge-refuse",
+                   test_rn_bridge_refuse);
+    qtest_add_func("/ernic/boards/reconic/bridge-outside",
+                   test_rn_bridge_outside);
     qtest_add_func("/ernic/boards/xib/doorbells", test_xib_doorbells);
     qtest_add_func("/ernic/boards/xib/ro-writes", test_ro_writes);
     qtest_add_func("/ernic/boards/xib/statqp-empty", test_statqp_empty);

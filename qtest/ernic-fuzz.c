@@ -99,9 +99,20 @@ static bool chance(Fuzz *z, unsigned pct)
     v_[below(z, ARRAY_SIZE(v_))];                                        \
 })
 
-/* Card memory addresses of layout=reconic, around both of its ends. */
+/*
+ * Addresses only layout=reconic gives a meaning: card memory around both
+ * of its ends, and AXI addresses at the QDMA bridge's window boundaries
+ * and beyond its 1 TiB.
+ */
 static uint64_t any_card_addr(Fuzz *z)
 {
+    uint64_t win = 1ULL << ERNIC_RN_AXIB_WIN_SHIFT;
+
+    if (chance(z, 30)) {
+        return PICK(z, win - 64, win, 7 * win + DEV_BASE(0),
+                    ERNIC_RN_AXI_BAR_SIZE - 8, ERNIC_RN_AXI_BAR_SIZE,
+                    ERNIC_RN_AXI_BAR_SIZE + DEV_BASE(0));
+    }
     return ERNIC_RN_CARD_ADDR +
            PICK(z, 0, 0x1000, FUZZ_CARD - 0x1000, FUZZ_CARD - 64,
                 FUZZ_CARD - 1, FUZZ_CARD, FUZZ_CARD + 0x1000,
@@ -837,6 +848,9 @@ static void setup(Fuzz *z)
     }
     cfg.rqbuf = 4096;
     cfg.rq_depth = 8;
+    for (int i = 0; z->reconic && i < NDEV; i++) {
+        rig_rn_bridge(z->r, i);
+    }
     connect_pair(z->r, &cfg);
     cfg.pmtu = ERNIC_PMTU_4096;
     setup_qp(z->r, 0, 4, 1, 4, 100, 200, &cfg, DEV_BASE(0) + 0x200000);

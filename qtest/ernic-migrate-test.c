@@ -324,6 +324,8 @@ static void test_reconic(void)
     mig_devopts = "layout=reconic,card-mem=16M";
     rig_launch_dev(r, mig_devopts, NULL);
     rig_attach_all(r);
+    rig_rn_bridge(r, 0);
+    rig_rn_bridge(r, 1);
     connect_pair(r, &default_cfg);
     wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB, 0x100000);
     wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB,

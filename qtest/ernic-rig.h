@@ -174,6 +174,28 @@ static inline void rig_attach(Rig *r, int i, QTestState *qts, QPCIBus *bus)
 }
 
 /*
+ * layout=reconic: the QDMA bridge windows as RecoNIC's create_rn_dev()
+ * programs them, eight of 128 GiB, identity (docs/boards.md). Until then
+ * every engine access to host memory is refused, as on the card.
+ */
+static inline void rig_rn_bridge(Rig *r, int i)
+{
+    Dev *d = &r->d[i];
+
+    for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
+        uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
+
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_LSB, 0);
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_MSB, w * 0x20);
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_PASID, 0);
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_FUNC, 0);
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_MAPCTL,
+                       ERNIC_RN_AXIB_READ | ERNIC_RN_AXIB_WRITE | 0x2000000);
+        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_RSVD, 0);
+    }
+}
+
+/*
  * Start the rig's QEMU with @extra options; the devices are attached by
  * rig_attach_all() (after an incoming migration, once it has loaded).
  */

@@ -411,7 +411,7 @@ bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len)
     if (!len) {
         return true;
     }
-    if (ernic_card_dma(c, addr, buf, NULL, len, &ok)) {
+    if (ernic_reconic_dma(c, addr, buf, NULL, len, &ok)) {
         return ok;
     }
     if (pci_dma_read(c->owner, addr, buf, len) != MEMTX_OK) {
@@ -429,7 +429,7 @@ bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
     if (!len) {
         return true;
     }
-    if (ernic_card_dma(c, addr, NULL, buf, len, &ok)) {
+    if (ernic_reconic_dma(c, addr, NULL, buf, len, &ok)) {
         return ok;
     }
     if (pci_dma_write(c->owner, addr, buf, len) != MEMTX_OK) {

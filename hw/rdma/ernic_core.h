@@ -376,9 +376,11 @@ struct ErnicCore {
     bool link_down;             /* the netdev's link (set_link) */
 
     /*
-     * Card memory of layout=reconic (ernic_reconic.c): what the engine
+     * layout=reconic (ernic_reconic.c): the shell whose bridge windows
+     * every host access goes through, and the card memory the engine
      * reaches at ERNIC_RN_CARD_ADDR. NULL on the default layout.
      */
+    struct ErnicReconic *rn;
     MemoryRegion *card;
     uint8_t *card_ptr;
     uint64_t card_size;
@@ -410,8 +412,8 @@ bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
                         MemoryRegion *regs, uint64_t card_size,
                         Error **errp);
 void ernic_reconic_reset(ErnicReconic *rn);
-bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
-                    const void *wbuf, uint64_t len, bool *ok);
+bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                       const void *wbuf, uint64_t len, bool *ok);
 extern const VMStateDescription ernic_vmstate_reconic;
 
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);

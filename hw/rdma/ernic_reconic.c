@@ -18,15 +18,17 @@
 #include "qemu/log.h"
 #include "qapi/error.h"
 #include "exec/memory.h"
+#include "hw/pci/pci_device.h"
 #include "ernic_core.h"
 #include "trace.h"
 
 /*
- * The bridge's window registers (QDMA "AXI bridge BDF table"): stored and
- * read back. Translation is identity: RecoNIC programs each window to map
- * its AXI range onto the same PCIe range (its library masks host
- * addresses with the 1 TiB window size and writes the high bits back as
- * the translation), so the engine's AXI address is the bus address.
+ * The bridge's window registers (QDMA "AXI bridge BDF table", docs/boards.md
+ * "QDMA bridge windows"). Six words per window: translation LSB/MSB,
+ * PASID, function, map control (access permission [31:30], the sticky
+ * access error [29], window size [25:0] in 4 KiB pages) and a reserved
+ * word. Every engine access to a host address goes through them
+ * (ernic_reconic_dma()).
  */
 /* The window word at @addr of the bridge's page, or -1 (unsigned wrap). */
 static hwaddr ernic_axib_word(hwaddr addr, unsigned size)
@@ -59,6 +61,10 @@ static void ernic_axib_write(void *opaque, hwaddr addr, uint64_t val,
                       HWADDR_PRIx " (size %u) not modelled\n",
                       (hwaddr)(addr + (ERNIC_RN_AXIB_BASE & ~0xfff)), size);
         return;
+    }
+    if (w % (ERNIC_RN_AXIB_STRIDE / 4) == ERNIC_RN_AXIB_MAPCTL / 4) {
+        /* [29] is the bridge's; programming the entry anew clears it. */
+        val &= ~(uint64_t)ERNIC_RN_AXIB_ERROR;
     }
     rn->axib_regs[w] = val;
     trace_ernic_rn_axib(w * 4 / ERNIC_RN_AXIB_STRIDE,
@@ -116,6 +122,7 @@ bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
                                 &rn->axib);
     memory_region_add_subregion(&rn->bar, ERNIC_RN_ERNIC_BASE, regs);
 
+    c->rn = rn;
     c->card = &rn->card;
     c->card_ptr = memory_region_get_ram_ptr(&rn->card);
     c->card_size = card_size;
@@ -129,27 +136,109 @@ void ernic_reconic_reset(ErnicReconic *rn)
 
 /*
  * An engine access to ERNIC_RN_CARD_ADDR's 1/4096 of the AXI space is the
- * card's DDR, never a host (PCIe) address: into @rbuf, or from @wbuf.
- * True when @addr is there; *ok then says whether the access fit the
- * card memory (beyond it the interconnect answers with an error, a failed
- * DMA to the engine).
+ * card's DDR, never a host (PCIe) address. False when the access did not
+ * fit the card memory: beyond it the interconnect answers with an error,
+ * a failed DMA to the engine, and nothing wraps to offset 0.
  */
-bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
-                    const void *wbuf, uint64_t len, bool *ok)
+static bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                           const void *wbuf, uint64_t len)
 {
     uint64_t off = addr - ERNIC_RN_CARD_ADDR;
 
-    if (!c->card_ptr || (addr & ERNIC_RN_CARD_MASK) != ERNIC_RN_CARD_ADDR) {
-        return false;
-    }
-    *ok = off < c->card_size && len <= c->card_size - off;
-    if (!*ok) {
+    if (off >= c->card_size || len > c->card_size - off) {
         trace_ernic_dma_error(addr, len, wbuf != NULL);
+        return false;
     } else if (wbuf) {
         memcpy(c->card_ptr + off, wbuf, len);
         memory_region_set_dirty(c->card, off, len);
     } else {
         memcpy(rbuf, c->card_ptr + off, len);
+    }
+    return true;
+}
+
+/*
+ * The PCIe address of @len bytes at AXI address @addr, all within one
+ * window, or false: outside the AXI BAR (a decode error), or a window
+ * that does not permit the access or is smaller than the offset reached
+ * (the bridge answers with an error and sets the window's [29]).
+ */
+static bool ernic_axib_translate(ErnicReconic *rn, uint64_t addr,
+                                 uint64_t len, bool write, uint64_t *pcie)
+{
+    uint64_t wmax = 1ULL << ERNIC_RN_AXIB_WIN_SHIFT;
+    unsigned w = addr >> ERNIC_RN_AXIB_WIN_SHIFT;
+    uint64_t off = addr & (wmax - 1);
+    uint32_t *e, ctl;
+    uint64_t size, xlate;
+
+    if (addr >= ERNIC_RN_AXI_BAR_SIZE) {
+        trace_ernic_rn_axib_error(-1, addr, len, write);
+        return false;
+    }
+    e = &rn->axib_regs[w * ERNIC_RN_AXIB_STRIDE / 4];
+    ctl = e[ERNIC_RN_AXIB_MAPCTL / 4];
+    size = (uint64_t)(ctl & ERNIC_RN_AXIB_SIZE_MASK) << 12;
+    if (!(ctl & (write ? ERNIC_RN_AXIB_WRITE : ERNIC_RN_AXIB_READ)) ||
+        off >= size || len > size - off) {
+        e[ERNIC_RN_AXIB_MAPCTL / 4] = ctl | ERNIC_RN_AXIB_ERROR;
+        trace_ernic_rn_axib_error(w, addr, len, write);
+        return false;
+    }
+    xlate = deposit64(e[ERNIC_RN_AXIB_XLATE_LSB / 4], 32, 32,
+                      e[ERNIC_RN_AXIB_XLATE_MSB / 4]);
+    *pcie = (xlate & ~(wmax - 1)) | off;
+    return true;
+}
+
+/*
+ * A host access through the bridge, cut at window boundaries as the
+ * bridge cuts an AXI burst: each part translated by its own window.
+ * Bounded: every part but the first starts a window, and the windows
+ * end at 1 TiB.
+ */
+static bool ernic_axib_dma(ErnicCore *c, uint64_t addr, uint8_t *rbuf,
+                           const uint8_t *wbuf, uint64_t len)
+{
+    uint64_t wmax = 1ULL << ERNIC_RN_AXIB_WIN_SHIFT;
+
+    while (len) {
+        uint64_t part = MIN(len, wmax - (addr & (wmax - 1)));
+        uint64_t pcie;
+        MemTxResult res;
+
+        if (!ernic_axib_translate(c->rn, addr, part, wbuf != NULL, &pcie)) {
+            return false;
+        }
+        res = wbuf ? pci_dma_write(c->owner, pcie, wbuf, part) :
+                     pci_dma_read(c->owner, pcie, rbuf, part);
+        if (res != MEMTX_OK) {
+            trace_ernic_dma_error(pcie, part, wbuf != NULL);
+            return false;
+        }
+        rbuf = rbuf ? rbuf + part : NULL;
+        wbuf = wbuf ? wbuf + part : NULL;
+        addr += part;
+        len -= part;
+    }
+    return true;
+}
+
+/*
+ * Every engine access of layout=reconic: into @rbuf, or from @wbuf. True
+ * when this layout took it (on the default layout it does not, and the
+ * access is a PCIe address as it is); *ok then says whether it succeeded.
+ */
+bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                       const void *wbuf, uint64_t len, bool *ok)
+{
+    if (!c->rn) {
+        return false;
+    }
+    if ((addr & ERNIC_RN_CARD_MASK) == ERNIC_RN_CARD_ADDR) {
+        *ok = ernic_card_dma(c, addr, rbuf, wbuf, len);
+    } else {
+        *ok = ernic_axib_dma(c, addr, rbuf, wbuf, len);
     }
     return true;
 }

@@ -56,8 +56,20 @@
 #define ERNIC_RN_AXIB_XLATE_MSB         0x04
 #define ERNIC_RN_AXIB_PASID             0x08
 #define ERNIC_RN_AXIB_FUNC              0x0c
-#define ERNIC_RN_AXIB_MAPCTL            0x10    /* [25:0] size, 4 KiB units */
+#define ERNIC_RN_AXIB_MAPCTL            0x10
 #define ERNIC_RN_AXIB_RSVD              0x14
+/* MAPCTL: access permission, the sticky access error, size in 4 KiB */
+#define ERNIC_RN_AXIB_READ              (1u << 31)
+#define ERNIC_RN_AXIB_WRITE             (1u << 30)
+#define ERNIC_RN_AXIB_ERROR             (1u << 29)      /* read-only */
+#define ERNIC_RN_AXIB_SIZE_MASK         0x03ffffffu
+/*
+ * The bridge's AXI BAR as RecoNIC's shell builds it: 1 TiB at AXI address
+ * 0, cut into the eight windows of 128 GiB; a window's translation
+ * replaces the address bits above 128 GiB.
+ */
+#define ERNIC_RN_AXI_BAR_SIZE           (1ULL << 40)
+#define ERNIC_RN_AXIB_WIN_SHIFT         37
 /* Card memory as the engine addresses it (RecoNIC's DEVICE_MEM_OFFSET) */
 #define ERNIC_RN_CARD_ADDR              0xa350000000000000ULL
 #define ERNIC_RN_CARD_MASK              0xfff0000000000000ULL
