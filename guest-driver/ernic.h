@@ -72,6 +72,14 @@ struct ernic_eth_ring {
  * per-slot buffer of the driver's, which the WQE names by an SGE.
  */
 #define ERNIC_MAX_INLINE	256
+/*
+ * The provider's mark on the first WR of a chain built with ibv_wr_*()
+ * (rdma-core/providers/ernic/ernic.h, the same bit): the chain is posted
+ * whole or not at all, as ibv_wr_complete(3) asks. A bit of the range
+ * ib_verbs.h reserves for drivers (IB_SEND_RESERVED_START); uverbs
+ * passes send_flags through as they are.
+ */
+#define ERNIC_SEND_WHOLE_CHAIN	IB_SEND_RESERVED_START
 
 struct ernic_pd {
 	struct ib_pd ibpd;

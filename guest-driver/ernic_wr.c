@@ -622,6 +622,108 @@ static int ernic_post_one_send(struct ernic_qp *qp,
 	return ernic_post_rc_wr(qp, wr, inl);
 }
 
+/*
+ * Every check of a user chain that posting could fail on, before any WQE
+ * is written: *@nslots the SQ slots it needs, *@ninl its inline WRs, and
+ * *@bad the WR refused.
+ */
+static int ernic_check_user_chain(struct ernic_qp *qp,
+				  const struct ib_send_wr *wr, u32 *nslots,
+				  u32 *ninl, const struct ib_send_wr **bad)
+{
+	struct ernic_swqe s;
+	int ret;
+	u8 op;
+
+	*nslots = 0;
+	*ninl = 0;
+	for (*bad = wr; *bad; *bad = (*bad)->next) {
+		ret = ernic_user_check_send(qp, *bad);
+		if (!ret)
+			ret = ernic_rc_opcode(*bad, &s, &op);
+		if (!ret)
+			ret = ernic_check_rc_wr(qp, *bad, op);
+		if (ret)
+			return ret;
+		*nslots += ernic_rc_slots(qp, *bad, op);
+		if (*nslots >= qp->sq_depth)
+			return -ENOMEM;
+		*ninl += !!((*bad)->send_flags & IB_SEND_INLINE);
+	}
+	return 0;
+}
+
+/* The inline data of a checked user chain, @ninl buffers, or an ERR_PTR. */
+static u8 *ernic_gather_user_chain(struct ernic_qp *qp,
+				   const struct ib_send_wr *wr, u32 ninl,
+				   const struct ib_send_wr **bad)
+{
+	u8 *inl, *p;
+	int ret;
+
+	if (!ninl)
+		return NULL;
+	inl = kmalloc_array(ninl, ERNIC_MAX_INLINE, GFP_KERNEL);
+	if (!inl)
+		return ERR_PTR(-ENOMEM);
+	for (p = inl, *bad = wr; *bad; *bad = (*bad)->next) {
+		if (!((*bad)->send_flags & IB_SEND_INLINE))
+			continue;
+		ret = ernic_gather_inline(qp, *bad, p);
+		if (ret) {
+			kfree(inl);
+			return ERR_PTR(ret);
+		}
+		p += ERNIC_MAX_INLINE;
+	}
+	return inl;
+}
+
+/*
+ * A user chain marked ERNIC_SEND_WHOLE_CHAIN: all of it or none. Each WR
+ * is checked and its inline data copied first; then, under qp->lock, the
+ * SQ's state and room are checked for the whole chain, and the WQEs
+ * written and rung at once. A refused chain leaves the SQ as it was, and
+ * @bad_wr names the WR that was refused (the first for state and room).
+ */
+static int ernic_post_user_chain(struct ernic_qp *qp,
+				 const struct ib_send_wr *wr,
+				 const struct ib_send_wr **bad_wr)
+{
+	const struct ib_send_wr *w;
+	u32 nslots, ninl;
+	unsigned long flags;
+	u8 *inl, *p;
+	int ret;
+
+	ret = ernic_check_user_chain(qp, wr, &nslots, &ninl, bad_wr);
+	if (ret)
+		return ret;
+	inl = ernic_gather_user_chain(qp, wr, ninl, bad_wr);
+	if (IS_ERR(inl))
+		return PTR_ERR(inl);
+	*bad_wr = wr;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (!ernic_sq_open(qp))
+		ret = -EINVAL;
+	else if (nslots > (qp->sq_ci + qp->sq_depth - qp->sq_pi - 1) %
+			  qp->sq_depth)
+		ret = -ENOMEM;
+	for (w = wr, p = inl; !ret && w; w = w->next) {
+		bool has_inl = w->send_flags & IB_SEND_INLINE;
+
+		/* Checked above: nothing in here refuses a WR any more. */
+		ret = ernic_post_rc_wr(qp, w, has_inl ? p : NULL);
+		WARN_ON_ONCE(ret);
+		p += has_inl ? ERNIC_MAX_INLINE : 0;
+	}
+	if (!ret)
+		ernic_ring_sq(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	kfree(inl);
+	return ret;
+}
+
 int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
@@ -631,6 +733,14 @@ int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool posted = false;
 	int ret = 0;
 
+	if (qp->user && wr && (wr->send_flags & ERNIC_SEND_WHOLE_CHAIN)) {
+		ret = ernic_post_user_chain(qp, wr, bad_wr);
+		if (ret)
+			ibdev_dbg(ibqp->device,
+				  "QP%u: send chain refused whole (%d)\n",
+				  qp->qpn, ret);
+		return ret;
+	}
 	for (; wr; wr = wr->next) {
 		bool has_inl = wr->send_flags & IB_SEND_INLINE;
 

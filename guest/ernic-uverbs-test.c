@@ -140,7 +140,8 @@ static struct ibv_qp *qp_new_ex(struct dev *d, struct ibv_qp_init_attr_ex *ia)
 		.comp_mask = IBV_QP_INIT_ATTR_PD |
 			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = d->pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND |
+				  IBV_QP_EX_WITH_RDMA_WRITE,
 	};
 	qp = ibv_create_qp_ex(d->ctx, ia);
 	if (qp && (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -153,9 +154,11 @@ static struct ibv_qp *qp_new_ex(struct dev *d, struct ibv_qp_init_attr_ex *ia)
 }
 
 /*
- * The ibv_wr_*() API (the provider's ernic_ex.c) meets the same checks:
- * an SGE with L_Key 0 is refused when the chain is posted (EINVAL), and
- * a chain longer than the SQ fails (ENOMEM) with nothing posted.
+ * The ibv_wr_*() API (the provider's ernic_ex.c) meets the same checks,
+ * and a refused chain posts nothing (ibv_wr_complete(3)): two good
+ * WRITEs followed by a SEND with L_Key 0 are refused whole (EINVAL: the
+ * WRITEs, which need no receive on this loopback QP, never complete),
+ * and a chain longer than the SQ fails (ENOMEM).
  */
 static void check_wr_api(struct dev *d)
 {
@@ -173,8 +176,13 @@ static void check_wr_api(struct dev *d)
 	while (ibv_poll_cq(d->cq, 1, &wc) > 0)
 		;
 	ibv_wr_start(qx);
-	qx->wr_id = 1;
 	qx->wr_flags = IBV_SEND_SIGNALED;
+	for (i = 0; i < 2; i++) {
+		qx->wr_id = 1 + i;
+		ibv_wr_rdma_write(qx, d->mr->rkey, (uintptr_t)d->buf + 4096);
+		ibv_wr_set_sge(qx, d->mr->lkey, (uintptr_t)d->buf, 64);
+	}
+	qx->wr_id = 3;
 	ibv_wr_send(qx);
 	ibv_wr_set_sge(qx, 0, 0x100000, 64);
 	r0 = ibv_wr_complete(qx);
@@ -187,7 +195,8 @@ static void check_wr_api(struct dev *d)
 	usleep(300 * 1000);
 	n = ibv_poll_cq(d->cq, 1, &wc);
 	report(r0 == EINVAL && r1 == ENOMEM && n == 0,
-	       "ibv_wr_*: L_Key 0 refused (EINVAL), a chain beyond the SQ "
+	       "ibv_wr_*: a chain with L_Key 0 in its third WR refused whole "
+	       "(EINVAL, its two WRITEs not posted), a chain beyond the SQ "
 	       "refused whole (ENOMEM)", NULL);
 	ibv_destroy_qp(qp);
 }

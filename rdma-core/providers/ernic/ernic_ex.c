@@ -327,8 +327,9 @@ static void ernic_wr_start(struct ibv_qp_ex *ibqp)
 /*
  * One POST_SEND of the chain; the first error of building, or of it.
  * What the provider can check (WR count, SGEs, inline size) refuses the
- * chain whole; a WR the driver refuses stops it there, and those before
- * it are posted, as with ibv_post_send() (docs/driver.md).
+ * chain here; the driver checks the rest for the whole chain before it
+ * writes a WQE (ERNIC_SEND_WHOLE_CHAIN), so a refused chain posts
+ * nothing, as ibv_wr_complete(3) asks (docs/driver.md).
  */
 static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
 {
@@ -336,8 +337,10 @@ static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
 	struct ibv_send_wr *bad;
 	int ret = qp->err;
 
-	if (!ret && qp->nwr)
+	if (!ret && qp->nwr) {
+		qp->wr[0].send_flags |= ERNIC_SEND_WHOLE_CHAIN;
 		ret = ibv_cmd_post_send(&ibqp->qp_base, qp->wr, &bad);
+	}
 	qp->nwr = 0;
 	qp->err = 0;
 	pthread_spin_unlock(&qp->wr_lock);
