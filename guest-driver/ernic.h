@@ -24,9 +24,12 @@
 #define ERNIC_ERRBUF_ENTRY_SIZE	256
 #define ERNIC_FATALQ_ENTRIES	64
 
-/* Ethernet path rings. */
+/*
+ * Ethernet path rings. A buffer holds a frame of an MTU of up to 4334
+ * bytes: with RoCEv2's headers, enough for IB MTU 4096 (iboe_get_mtu()).
+ */
 #define ERNIC_ETH_RING_SIZE	256
-#define ERNIC_ETH_BUF_SIZE	2048
+#define ERNIC_ETH_BUF_SIZE	4352
 
 struct ernic_eth_ring {
 	void *desc;			/* ERNIC_ETH_DESC_SIZE each */

@@ -226,11 +226,14 @@ verbs_server() {
 
 verbs_client() {
     wait_peer || return
-    # A 1500-byte Ethernet MTU holds IB MTU 1024 with RoCEv2's headers.
+    # A 1500-byte Ethernet MTU holds IB MTU 1024 with RoCEv2's headers,
+    # 4200 (ulp_mtu=, the benchmark's --mtu) IB MTU 4096.
+    local ibmtu=1024
+    [ "${mtu:-1500}" -ge 4200 ] && ibmtu=4096
     if ibv_devinfo -d "$ibdev" >/tmp/devinfo 2>&1 &&
        grep -q 'PORT_ACTIVE' /tmp/devinfo &&
-       grep -qE 'active_mtu:[[:space:]]+1024 ' /tmp/devinfo; then
-        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE, active_mtu 1024"
+       grep -qE "active_mtu:[[:space:]]+$ibmtu " /tmp/devinfo; then
+        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE, active_mtu $ibmtu"
     else
         fail "client: ibv_devinfo"
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20

@@ -5,6 +5,7 @@
 #   ulp_role=server|client  ulp_dev=ernic|rxe  ulp_ip=  ulp_peer=
 #   ulp_peer_mac=           (the peer's MAC address)
 #   ulp_mib=N               (the size of the data, MiB)
+#   ulp_mtu=N               (the net_device's MTU; 1500 unless given)
 # Every line meant for the test harness starts with "guest: "; the client
 # says "client: connected (...)", "ok client: wrote N MiB" and
 # "... SHA-256 matches"; both end with "guest: RESULT PASS|FAIL".
@@ -22,6 +23,7 @@ for a in $(cat /proc/cmdline); do
     ulp_peer=*) peer=${a#*=} ;;
     ulp_peer_mac=*) peer_mac=${a#*=} ;;
     ulp_mib=*) mib=${a#*=} ;;
+    ulp_mtu=*) mtu=${a#*=} ;;
     esac
 done
 result=PASS
@@ -73,6 +75,9 @@ rdma_up() {
     done
     [ -n "$nd" ] || fail "no net_device for $rdev"
     ip link set lo up
+    if [ -n "${mtu:-}" ] && ! ip link set "$nd" mtu "$mtu"; then
+        fail "MTU $mtu on $nd"
+    fi
     ip link set "$nd" up
     ip addr add "$myip/24" dev "$nd"
     if [ "$rdev" = rxe ] && ! rdma link add rxe0 type rxe netdev "$nd"; then

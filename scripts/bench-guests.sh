@@ -5,9 +5,10 @@
 # the kernel consumers NVMe-oF and SRP over each. Prints markdown tables
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
-# usage: scripts/bench-guests.sh [--no-ulp | --demo]
+# usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N]
 #   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
-#   few sizes (the README's main command)
+#   few sizes (the README's main command); --mtu N: both guests'
+#   net_device MTU (1500 unless given; 4200 gives IB MTU 4096)
 #   bandwidth: ib_write_bw, ib_read_bw, ib_send_bw at 64 B .. 1 MiB
 #   latency:   ib_write_lat, ib_send_lat, ib_read_lat at 2 B .. 64 KiB
 #   consumers: 64 MiB written and read back with O_DIRECT (MiB/s)
@@ -16,10 +17,14 @@ set -euo pipefail
 
 ulp=1
 steps=bench
-case ${1:-} in
---no-ulp) ulp=0 ;;
---demo) ulp=0; steps=demo ;;
-esac
+while [ $# -gt 0 ]; do
+    case $1 in
+    --no-ulp) ulp=0; shift ;;
+    --demo) ulp=0; steps=demo; shift ;;
+    --mtu) export ERNIC_GUEST_MTU=$2; shift 2 ;;
+    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N]" ;;
+    esac
+done
 "$ERNIC_ROOT/scripts/build.sh" >&2
 work=$ERNIC_ROOT/build
 out=$work/bench-guests

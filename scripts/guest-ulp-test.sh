@@ -16,6 +16,8 @@
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
 # (scripts/guest-lib.sh); a TAP point checks that ernic's does.
+# ERNIC_GUEST_MTU=N: both guests' net_device MTU (ernic's, or virtio-net's
+# under rxe); 4200 gives IB MTU 4096 (scripts/bench-guests.sh --mtu).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -103,7 +105,7 @@ start=$(date +%s%N)
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
-ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
+ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
     -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
@@ -111,7 +113,7 @@ spid=$!
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces client)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
-ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}" \
+ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short}${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
     -netdev "$stream,server=off,reconnect-ms=100" \
     -device "$(nic "$cdev" "$cmac")"
 log "client: ${cmd[*]}"
@@ -126,7 +128,9 @@ fi
 verbs_taps() {
     local t
     echo "1..12"
-    tap "ibv_devinfo on $cdev: port active, active_mtu 1024 (netdev 1500)" \
+    local ibmtu=1024
+    [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
+    tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
         'ok client: ibv_devinfo'
     tap "ibv_rc_pingpong, 4 KiB and 64 KiB, buffers checked" \
         'ok client: ibv_rc_pingpong' 2
