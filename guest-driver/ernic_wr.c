@@ -691,7 +691,7 @@ static int ernic_post_user_chain(struct ernic_qp *qp,
 				 const struct ib_send_wr **bad_wr)
 {
 	const struct ib_send_wr *w;
-	u32 nslots, ninl;
+	u32 nslots, ninl, pi;
 	unsigned long flags;
 	u8 *inl, *p;
 	int ret;
@@ -709,6 +709,7 @@ static int ernic_post_user_chain(struct ernic_qp *qp,
 	else if (nslots > (qp->sq_ci + qp->sq_depth - qp->sq_pi - 1) %
 			  qp->sq_depth)
 		ret = -ENOMEM;
+	pi = qp->sq_pi;
 	for (w = wr, p = inl; !ret && w; w = w->next) {
 		bool has_inl = w->send_flags & IB_SEND_INLINE;
 
@@ -717,7 +718,10 @@ static int ernic_post_user_chain(struct ernic_qp *qp,
 		WARN_ON_ONCE(ret);
 		p += has_inl ? ERNIC_MAX_INLINE : 0;
 	}
-	if (!ret)
+	/* Unrung WQEs are not the device's yet: taking SQPI back drops them. */
+	if (ret)
+		qp->sq_pi = pi;
+	else
 		ernic_ring_sq(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	kfree(inl);

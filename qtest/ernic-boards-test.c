@@ -435,19 +435,6 @@ static void test_rn_card_bounds(void)
     rig_stop(r);
 }
 
-/* Window @w of device @i: translated to @xlate, with map control @ctl. */
-static void rn_window(Rig *r, int i, uint32_t w, uint64_t xlate, uint32_t ctl)
-{
-    uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
-
-    shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_LSB, xlate);
-    shell_wr(r, i, b + ERNIC_RN_AXIB_XLATE_MSB, xlate >> 32);
-    shell_wr(r, i, b + ERNIC_RN_AXIB_PASID, 0);
-    shell_wr(r, i, b + ERNIC_RN_AXIB_FUNC, 0);
-    shell_wr(r, i, b + ERNIC_RN_AXIB_MAPCTL, ctl);
-    shell_wr(r, i, b + ERNIC_RN_AXIB_RSVD, 0);
-}
-
 #define RN_WIN(w)       ((uint64_t)(w) << ERNIC_RN_AXIB_WIN_SHIFT)
 #define RN_RW           (ERNIC_RN_AXIB_READ | ERNIC_RN_AXIB_WRITE)
 
@@ -466,7 +453,7 @@ static void test_rn_bridge_xlate(void)
     Rig *r;
 
     r = rn_start(qp, false);
-    rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
     rn_mr(r, 1, CARD(0x100000), 0x20000);
     p = put_pattern(r, src, 0x10000, 7);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, RN_WIN(1) | src, 0x10000,
@@ -504,7 +491,7 @@ static void test_rn_bridge_refuse(void)
      * host 0: the first page lands there, the second is refused. Device
      * 0, still healthy, answers.
      */
-    rn_window(r, 1, 2, 0, RN_RW | 1);
+    rig_rn_window(r, 1, 2, 0, RN_RW | 1);
     q = rn_card_pattern(r, 0, 0x10000, 0x2000, 9);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_READ, RN_WIN(2), 0x2000,
            CARD(0x10000));
@@ -521,7 +508,7 @@ static void test_rn_bridge_refuse(void)
      * Device 0 WRITEs from a write-only window: the read of its data fails
      * before a packet leaves, so device 1, FATAL now, is not needed.
      */
-    rn_window(r, 0, 1, 0, ERNIC_RN_AXIB_WRITE | 0x2000000);
+    rig_rn_window(r, 0, 1, 0, ERNIC_RN_AXIB_WRITE | 0x2000000);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE,
            RN_WIN(1) | (DEV_BASE(0) + SRC_OFF), 0x1000, CARD(0));
     qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
@@ -532,7 +519,7 @@ static void test_rn_bridge_refuse(void)
                     ERNIC_RN_AXIB_ERROR | 0x2000000);
     card_read(r, 1, 0, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
-    rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
     g_assert_cmphex(rn_mapctl(r, 0, 1), ==, RN_RW | 0x2000000);
     rig_stop(r);
 }

@@ -173,25 +173,31 @@ static inline void rig_attach(Rig *r, int i, QTestState *qts, QPCIBus *bus)
     d->ip = 0x0a000001 + i;     /* 10.0.0.1, 10.0.0.2 */
 }
 
+/* layout=reconic: QDMA bridge window @w of device @i (docs/boards.md). */
+static inline void rig_rn_window(Rig *r, int i, uint32_t w, uint64_t xlate,
+                                 uint32_t mapctl)
+{
+    Dev *d = &r->d[i];
+    uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
+
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_LSB, xlate);
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_MSB, xlate >> 32);
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_PASID, 0);
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_FUNC, 0);
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_MAPCTL, mapctl);
+    qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_RSVD, 0);
+}
+
 /*
- * layout=reconic: the QDMA bridge windows as RecoNIC's create_rn_dev()
- * programs them, eight of 128 GiB, identity (docs/boards.md). Until then
- * every engine access to host memory is refused, as on the card.
+ * The windows as RecoNIC's create_rn_dev() programs them, eight of
+ * 128 GiB, identity. Until then every engine access to host memory is
+ * refused, as on the card.
  */
 static inline void rig_rn_bridge(Rig *r, int i)
 {
-    Dev *d = &r->d[i];
-
     for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
-        uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
-
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_LSB, 0);
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_XLATE_MSB, w * 0x20);
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_PASID, 0);
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_FUNC, 0);
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_MAPCTL,
-                       ERNIC_RN_AXIB_READ | ERNIC_RN_AXIB_WRITE | 0x2000000);
-        qpci_io_writel(d->pci, d->bar, b + ERNIC_RN_AXIB_RSVD, 0);
+        rig_rn_window(r, i, w, (uint64_t)w << ERNIC_RN_AXIB_WIN_SHIFT,
+                      ERNIC_RN_AXIB_READ | ERNIC_RN_AXIB_WRITE | 0x2000000);
     }
 }
 
