@@ -53,7 +53,8 @@ static u32 ernic_ext_features(struct ernic_dev *dev)
 			 loc);
 		return 0;
 	}
-	return feat & ERNIC_EXT_F_ALL;
+	/* User QPs (UDB): the provider posts through the kernel for now. */
+	return feat & ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB;
 }
 
 /*

@@ -16,6 +16,7 @@
  */
 
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
 
 #define RN_DEV          "layout=reconic,card-mem=16M"
 #define RN_QPN          2               /* RecoNIC's data QP */
@@ -218,6 +219,14 @@ static void test_rn_layout(void)
                     ==, 0x10000);
     g_assert_cmphex(rd(r, 0, ERNIC_MACXADDLSB), ==, 0x00e33200);
     g_assert_cmphex(qrd(r, 0, RN_QPN, ERNIC_STATQP), ==, 0x600);
+    /* ERNIC-X without user QPs: RecoNIC has no BAR3 for their pages. */
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==,
+                    ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB);
+    g_assert_cmphex(qpci_config_readl(r->d[0].pci, PCI_BASE_ADDRESS_3), ==,
+                    0);
+    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_UDB);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_MR);
+    wr(r, 0, ERNIC_EXTCTRL, 0);
     /* The bridge's windows come out of reset invalid. */
     g_assert_cmphex(rn_mapctl(r, 0, 0), ==, 0);
     rig_rn_bridge(r, 0);

@@ -112,6 +112,7 @@ static void test_off(void)
     qpci_device_enable(pci);
     bar = qpci_iomap(pci, ERNIC_BAR_REGS, &size);
     g_assert_cmpuint(ext_cap(pci), ==, 0);
+    g_assert_cmphex(qpci_config_readl(pci, PCI_BASE_ADDRESS_3), ==, 0);
     for (uint32_t off = ERNIC_EXT_BASE; off < ERNIC_EXT_BASE + 0x100;
          off += 4) {
         qpci_io_writel(pci, bar, off, 0xffffffff);
@@ -162,8 +163,10 @@ static void test_ctrl(void)
 {
     Rig *r = rig_start(NULL);
 
-    /* Remote invalidation names MR keys: not without MR. */
+    /* Remote invalidation and user QPs name MR keys: not without MR. */
     wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RINV);
+    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_UDB);
     g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
     wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RXMETA);
     g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_RXMETA);
@@ -749,7 +752,7 @@ static void test_qp_block(void)
     wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
                     ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
-                    ERNIC_EXTQPCONF_RXWQE);
+                    ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
     wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) + ERNIC_EXTQPCONF,
        1);
     g_assert_cmphex(rd(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
@@ -759,7 +762,7 @@ static void test_qp_block(void)
     wr(r, 1, x + ERNIC_RXMETABA, 0);
     g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
                     ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
-                    ERNIC_EXTQPCONF_RXWQE);
+                    ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
     g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     rig_stop(r);
 }
@@ -926,8 +929,13 @@ typedef struct XSge {
     uint32_t lkey;
 } XSge;
 
-static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
-                   const XSge *sge, uint64_t raddr, uint32_t rkey)
+/*
+ * A 128-byte WQE at device 0's next QP A slot, not rung yet; @laddr and
+ * @len are PG332's LADDR and LENGTH, for a count of 0.
+ */
+static void put_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
+                  const XSge *sge, uint64_t raddr, uint32_t rkey,
+                  uint64_t laddr, uint32_t len)
 {
     uint8_t w[ERNIC_XWQE_SIZE] = { 0 };
     Dev *d = &r->d[0];
@@ -935,6 +943,8 @@ static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
     stw_le_p(&w[ERNIC_WQE_WRID], wrid);
     w[ERNIC_XWQE_NSGE] = n;
     w[ERNIC_WQE_OPCODE] = opcode;
+    stq_le_p(&w[ERNIC_WQE_LADDR], laddr);
+    stl_le_p(&w[ERNIC_WQE_LENGTH], len);
     stq_le_p(&w[ERNIC_WQE_ROFFSET], raddr);
     stl_le_p(&w[ERNIC_WQE_RTAG], rkey);
     for (int i = 0; i < MIN(n, ERNIC_XWQE_SGES); i++) {
@@ -947,23 +957,37 @@ static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
     qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF +
                    (d->sqpi % SQ_DEPTH) * ERNIC_XWQE_SIZE, w, sizeof(w));
     d->sqpi++;
-    qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
 }
 
-/* Device 0 with @feat, keyed SGEs on QP A, entry XMR_INDEX with @acc. */
-static Rig *xwqe_pair(uint32_t feat, uint32_t acc)
+static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
+                   const XSge *sge, uint64_t raddr, uint32_t rkey)
+{
+    put_x(r, wrid, opcode, n, sge, raddr, rkey, 0, 0);
+    qwr(r, 0, QPN_A, ERNIC_SQPI, r->d[0].sqpi % SQ_DEPTH);
+}
+
+/*
+ * Device 0 with @feat, EXTQPCONF @qpconf on QP A, entry XMR_INDEX with
+ * @acc.
+ */
+static Rig *xwqe_pair_conf(uint32_t feat, uint32_t acc, uint32_t qpconf)
 {
     Rig *r = rig_start(NULL);
 
     wr(r, 0, ERNIC_EXTCTRL, feat);
-    wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF,
-       ERNIC_EXTQPCONF_XWQE);
+    wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF, qpconf);
     mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc | ERNIC_MRACC_PHYS, XS_IOVA,
               4096, XS_C, 0);
     g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
                      ERNIC_MRSTS_OK);
     connect_pair(r, &default_cfg);
     return r;
+}
+
+/* Device 0 with @feat, keyed SGEs on QP A, entry XMR_INDEX with @acc. */
+static Rig *xwqe_pair(uint32_t feat, uint32_t acc)
+{
+    return xwqe_pair_conf(feat, acc, ERNIC_EXTQPCONF_XWQE);
 }
 
 #define XS_FEAT (ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE)
@@ -1047,6 +1071,172 @@ static void test_xwqe_off(void)
     PUMP(r, NULL, all_done(r, 0, QPN_A));
     g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
     g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * User QPs (docs/extension.md, "User QPs"): QP A of device 0 is marked
+ * user, with keyed SGEs; its doorbell page in BAR3 rings it.
+ */
+#define UDB_FEAT        (XS_FEAT | ERNIC_EXT_F_FRWR | ERNIC_EXT_F_UDB)
+#define UDB_QPCONF      (ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER)
+
+static QPCIBar udb_bar(Rig *r)
+{
+    uint64_t size;
+    QPCIBar bar = qpci_iomap(r->d[0].pci, ERNIC_BAR_UDB, &size);
+
+    g_assert_cmphex(size, ==, ERNIC_UDB_BAR_SIZE);
+    return bar;
+}
+
+static void udb_ring(Rig *r, QPCIBar bar, uint32_t qpn, uint32_t val)
+{
+    qpci_io_writel(r->d[0].pci, bar, ERNIC_UDB_OFFSET(qpn) + ERNIC_UDB_SQPI,
+                   val);
+}
+
+static uint32_t udb_rd(Rig *r, QPCIBar bar, uint32_t qpn, uint32_t off)
+{
+    return qpci_io_readl(r->d[0].pci, bar, ERNIC_UDB_OFFSET(qpn) + off);
+}
+
+/*
+ * The page rings its own QP: a keyed WRITE, a SEND from SDATA and a
+ * zero-length WRITE go out. It reads back SQPIi and RQCIi and nothing
+ * else; another QP's page (not a user QP) neither reads nor rings.
+ */
+static void test_udb_doorbell(void)
+{
+    Rig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    QPCIBar bar = udb_bar(r);
+    g_autofree uint8_t *cc = put_pattern(r, XS_C, 2000, 7);
+    const uint8_t sdata[8] = "sdata-8";
+    uint8_t w[ERNIC_XWQE_SIZE];
+
+    put_x(r, 0, ERNIC_OP_WRITE, 1, &xs_sges[2], MR_VA, RKEY, 0, 0);
+    put_x(r, 1, ERNIC_OP_SEND, 0, NULL, 0, 0, 0, sizeof(sdata));
+    qtest_memread(r->qts, DEV_BASE(0) + SQ_OFF + ERNIC_XWQE_SIZE, w,
+                  sizeof(w));
+    memcpy(&w[ERNIC_WQE_SDATA], sdata, sizeof(sdata));
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + ERNIC_XWQE_SIZE, w,
+                   sizeof(w));
+    put_x(r, 2, ERNIC_OP_WRITE, 0, NULL, MR_VA, RKEY, 0, 0);
+    udb_ring(r, bar, QPN_A, 3);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 3);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_SQPI), ==, 3);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_RQCI), ==,
+                    qrd(r, 0, QPN_A, ERNIC_RQCI));
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, 8), ==, 0);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    g_assert_cmphex(cqe(r, 0, 1), ==, CQE(ERNIC_OP_SEND, 1));
+    g_assert_cmphex(cqe(r, 0, 2), ==, CQE(ERNIC_OP_WRITE, 2));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, cc, 2000);
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, sdata, sizeof(sdata));
+
+    /* QP A + 1 is not a user QP: its page is inert. */
+    udb_ring(r, bar, QPN_A + 1, 5);
+    g_assert_cmphex(qrd(r, 0, QPN_A + 1, ERNIC_SQPI), ==, 0);
+    qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 1);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A + 1, ERNIC_UDB_SQPI), ==, 0);
+    qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 0);
+    /* Past num-qp (256 pages, 64 QPs by default): inert too. */
+    qpci_io_writel(r->d[0].pci, bar, ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE, 1);
+    g_assert_cmphex(qpci_io_readl(r->d[0].pci, bar,
+                                  ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE), ==, 0);
+    rig_stop(r);
+}
+
+/*
+ * Without UDB in EXTCTRL the page is inert and EXTQPCONFi[2] means
+ * nothing: L_Key 0 names bus addresses as before.
+ */
+static void test_udb_off(void)
+{
+    Rig *r = xwqe_pair_conf(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    QPCIBar bar = udb_bar(r);
+    g_autofree uint8_t *a = put_pattern(r, XS_A, 1000, 9);
+
+    put_x(r, 0, ERNIC_OP_WRITE, 1, &xs_sges[0], MR_VA, RKEY, 0, 0);
+    udb_ring(r, bar, QPN_A, 1);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 0);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_SQPI), ==, 0);
+    qwr(r, 0, QPN_A, ERNIC_SQPI, 1);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    assert_mem(r, DEV_BASE(1) + MR_OFF, a, 1000);
+    rig_stop(r);
+}
+
+/*
+ * What a user QP refuses: ERRFLAG, FATAL 0x05, nothing sent. A bus
+ * address through L_Key 0; PG332's LADDR (a count of 0) for more than
+ * SDATA; a fast registration, whose page list is a bus address.
+ */
+typedef struct UdbRefusal {
+    const char *name;
+    uint8_t opcode;
+    uint8_t n;
+    uint32_t len;               /* LENGTH, for a count of 0 */
+} UdbRefusal;
+
+static const UdbRefusal udb_refusals[] = {
+    { "lkey-0", ERNIC_OP_WRITE, 1, 0 },
+    { "laddr", ERNIC_OP_WRITE, 0, 1000 },
+    { "laddr-send", ERNIC_OP_SEND, 0, 17 },
+    { "reg-mr", ERNIC_OP_REG_MR, 0, 4096 },
+};
+
+/*
+ * A REG_MR that a kernel QP would execute: entry UDB_FR_INDEX of QP A's
+ * PD is an unmapped fast-registration entry; the page list is XS_A.
+ */
+#define UDB_FR_INDEX    9
+
+static void udb_reg_mr(Rig *r)
+{
+    uint32_t acc = ERNIC_MRACC_LOCAL_WRITE | ERNIC_MRACC_FRWR |
+                   12 << ERNIC_MRACC_SHIFT_SHIFT;
+    uint64_t sq = DEV_BASE(0) + SQ_OFF;
+    uint8_t w[ERNIC_XWQE_SIZE];
+
+    mr_window(r, 0, ERNIC_MR_INVALID, PD_NUM, acc, 0, 0, 0, 0);
+    g_assert_cmpuint(mr_cmd(r, 0, UDB_FR_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    put_x(r, 0, ERNIC_OP_REG_MR, 0, NULL, XS_IOVA,
+          UDB_FR_INDEX << 8 | XMR_KEY, XS_A, 4096);
+    qtest_memread(r->qts, sq, w, sizeof(w));
+    stl_le_p(&w[ERNIC_WQE_REG_NPAGES], 1);
+    stl_le_p(&w[ERNIC_WQE_REG_ACC], acc);
+    qtest_memwrite(r->qts, sq, w, sizeof(w));
+}
+
+static void test_udb_refused(const void *opaque)
+{
+    const UdbRefusal *t = opaque;
+    Rig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    g_autofree uint8_t *a = put_pattern(r, XS_A, 4096, 11);
+    g_autofree uint8_t *zero = g_malloc0(4096);
+
+    if (t->opcode == ERNIC_OP_REG_MR) {
+        udb_reg_mr(r);
+    } else {
+        put_x(r, 0, t->opcode, t->n, &xs_sges[0], MR_VA, RKEY, XS_A,
+              t->len);
+    }
+    udb_ring(r, udb_bar(r), QPN_A, 1);
+    PUMP(r, NULL, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
+    assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
+    /* The fast-registration entry stays unmapped. */
+    mr_cmd(r, 0, UDB_FR_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT, ==,
+                    t->opcode == ERNIC_OP_REG_MR ? ERNIC_MR_INVALID : 0);
     rig_stop(r);
 }
 
@@ -1377,6 +1567,11 @@ int main(int argc, char **argv)
     add_cases("/ernic/ext/xwqe/refused", x_refusals, ARRAY_SIZE(x_refusals),
               sizeof(x_refusals[0]), test_xwqe_refused);
     qtest_add_func("/ernic/ext/xwqe/off", test_xwqe_off);
+    qtest_add_func("/ernic/ext/udb/doorbell", test_udb_doorbell);
+    qtest_add_func("/ernic/ext/udb/off", test_udb_off);
+    add_cases("/ernic/ext/udb/refused", udb_refusals,
+              G_N_ELEMENTS(udb_refusals), sizeof(udb_refusals[0]),
+              test_udb_refused);
     qtest_add_func("/ernic/ext/rinv/invalidate", test_rinv);
     add_cases("/ernic/ext/rinv/refused", inv_refusals,
               ARRAY_SIZE(inv_refusals), sizeof(inv_refusals[0]),

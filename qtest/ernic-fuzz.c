@@ -46,6 +46,7 @@ typedef struct Fuzz {
     bool print;
     uint32_t sqpi[NDEV][ERNIC_NUM_QP_MAX + 1];
     uint32_t bar_cfg[NDEV][6];  /* BAR registers, restored after reset */
+    QPCIBar udb[NDEV];          /* ERNIC-X doorbell pages (not reconic) */
     uint64_t frames;
     uint8_t held[FRAME_MAX];
     size_t held_len;
@@ -324,6 +325,16 @@ static void act_post(Fuzz *z)
     }
     log_action(z, "post dev%d QP%u x%u sqpi %u", dev, qpn, n,
                z->sqpi[dev][qpn]);
+    if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 30)) {
+        /* Through the QP's doorbell page: rings only a user QP. */
+        qpci_io_writel(z->r->d[dev].pci, z->udb[dev],
+                       ERNIC_UDB_OFFSET(qpn) + PICK(z, ERNIC_UDB_SQPI,
+                                                    ERNIC_UDB_RQCI,
+                                                    below(z, 4096) & ~3),
+                       chance(z, 90) ? z->sqpi[dev][qpn] % depth :
+                       any_val(z));
+        return;
+    }
     qwr(z->r, dev, qpn, ERNIC_SQPI, chance(z, 90) ?
         z->sqpi[dev][qpn] % depth : any_val(z));
 }
@@ -385,7 +396,10 @@ static void act_ext_qp(Fuzz *z, int dev)
     wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
        PICK(z, ERNIC_EXTQPCONF_RXMETA, ERNIC_EXTQPCONF_XWQE,
             ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
-            ERNIC_EXTQPCONF_XWQE) : any_val(z));
+            ERNIC_EXTQPCONF_XWQE,
+            ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER,
+            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+            ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER) : any_val(z));
     qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
 }
 
@@ -408,7 +422,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_FRWR, ERNIC_EXT_F_RXMETA,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_RINV,
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE,
-                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE) :
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
+                                   ERNIC_EXT_F_UDB) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -856,6 +872,11 @@ static void setup(Fuzz *z)
     setup_qp(z->r, 0, 4, 1, 4, 100, 200, &cfg, DEV_BASE(0) + 0x200000);
     setup_qp(z->r, 1, 4, 0, 4, 200, 100, &cfg, DEV_BASE(1) + 0x200000);
     for (int i = 0; i < NDEV; i++) {
+        uint64_t size;
+
+        if (!z->reconic) {
+            z->udb[i] = qpci_iomap(z->r->d[i].pci, ERNIC_BAR_UDB, &size);
+        }
         for (int b = 0; b < 6; b++) {
             z->bar_cfg[i][b] = qpci_config_readl(z->r->d[i].pci,
                                                  PCI_BASE_ADDRESS_0 + 4 * b);

@@ -14,6 +14,7 @@
  * BAR0  256 KiB ERNIC register window (PG332 Table 2-7)
  * BAR2  MSI-X table and PBA; vector 0 is the ERNIC interrupt, vector 1
  *       the Ethernet path's
+ * BAR3  1 MiB, with ERNIC-X: the doorbell pages of user QPs, 4 KiB each
  * BAR4  Ethernet path for non-RoCE frames (docs/engine.md)
  *
  * layout=reconic, a RecoNIC card (docs/boards.md; device ID 0x903f):
@@ -61,6 +62,7 @@ struct ErnicState {
     MemoryRegion regs;
     MemoryRegion msix;
     MemoryRegion eth;
+    MemoryRegion udb;
 
     ErnicCore core;
     ErnicReconic rn;
@@ -122,6 +124,10 @@ static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 
 static const MemoryRegionOps ernic_eth_ops =
     ERNIC_MMIO_OPS(ernic_eth_mmio_read, ernic_eth_mmio_write);
+
+/* The doorbell pages' handlers take the core itself as their opaque. */
+static const MemoryRegionOps ernic_udb_ops =
+    ERNIC_MMIO_OPS(ernic_udb_read, ernic_udb_write);
 
 static bool ernic_nc_can_receive(NetClientState *nc)
 {
@@ -209,7 +215,7 @@ static bool ernic_ext_cap_init(PCIDevice *pci_dev, Error **errp)
     cap[PCI_CAP_FLAGS] = ERNIC_EXT_CAP_LEN;
     cap[ERNIC_EXT_CAP_VERSION] = ERNIC_EXT_VERSION;
     pci_set_long(cap + ERNIC_EXT_CAP_LOC, loc);
-    pci_set_long(cap + ERNIC_EXT_CAP_FEAT, ERNIC_EXT_F_ALL);
+    pci_set_long(cap + ERNIC_EXT_CAP_FEAT, ernic_ext_features(s->reconic));
     pci_set_long(cap + ERNIC_EXT_CAP_SIZE, ERNIC_EXT_SIZE);
     return true;
 }
@@ -310,6 +316,13 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
                          PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix);
         pci_register_bar(pci_dev, ERNIC_BAR_ETH,
                          PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
+    }
+    if (s->ext && !s->reconic) {
+        /* ERNIC-X doorbell pages of user QPs (docs/extension.md). */
+        memory_region_init_io(&s->udb, OBJECT(s), &ernic_udb_ops, &s->core,
+                              "ernic-udb", ERNIC_UDB_BAR_SIZE);
+        pci_register_bar(pci_dev, ERNIC_BAR_UDB,
+                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->udb);
     }
 
     /* Capabilities, in reverse order of the list they form. */

@@ -598,6 +598,15 @@ bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
 /* Entry @idx of the extended MR table, or NULL past its end. */
 const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
 
+/* User QPs and their doorbell pages (ernic_udb.c) */
+uint32_t ernic_ext_features(bool reconic);
+bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                           uint8_t nsge);
+/* BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
+uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size);
+void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size);
+
 /* Ethernet path (ernic_eth.c) */
 uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size);
 void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);

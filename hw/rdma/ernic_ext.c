@@ -186,6 +186,8 @@ void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old)
     val = ernic_ext_reg(c, addr);
     switch (addr) {
     case ERNIC_EXTCTRL:
+        val &= ernic_ext_reg(c, ERNIC_EXTFEAT);
+        ernic_ext_set(c, ERNIC_EXTCTRL, val);
         if ((ernic_gcsr(c, ERNIC_XRNICCONF) & ERNIC_XRNICCONF_EN) ||
             ((val & ERNIC_EXT_F_NEEDS_MR) && !(val & ERNIC_EXT_F_MR))) {
             qemu_log_mask(LOG_GUEST_ERROR, "ernic: EXTCTRL write 0x%" PRIx32
@@ -396,7 +398,7 @@ void ernic_ext_reset(ErnicCore *c)
     if (!c->mrt) {
         return;
     }
-    ernic_ext_set(c, ERNIC_EXTFEAT, ERNIC_EXT_F_ALL);
+    ernic_ext_set(c, ERNIC_EXTFEAT, ernic_ext_features(c->rn != NULL));
     ernic_ext_set(c, ERNIC_EXTMRMAX, c->mr_entries);
     memset(c->mrt, 0, sizeof(*c->mrt) * c->mr_entries);
 }

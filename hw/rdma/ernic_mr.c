@@ -129,7 +129,7 @@ uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
                              uint64_t va, uint64_t len, uint32_t need,
                              ErnicMrAccess *a)
 {
-    if (!lkey && va + len - 1 >= va) {
+    if (!lkey && va + len - 1 >= va && !ernic_ext_user_qp(c, qpn)) {
         memset(a, 0, sizeof(*a));
         a->addr = va;
         return 0;

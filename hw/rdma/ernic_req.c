@@ -121,6 +121,14 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
                      (ernic_qp_reg(c, qpn, ERNIC_STATWQE) + 1) & 0xffff);
     c->gcsr[ERNIC_GW(ERNIC_QPMSTS)] += 1u << 16;
 
+    if (!ernic_ext_user_wqe_ok(c, qpn, e, xwqe ? wqe[ERNIC_XWQE_NSGE] : 0)) {
+        /* A user QP names memory only through keys (docs/extension.md). */
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: user QP%u WQE %u (opcode "
+                      "0x%x) names no keyed SGE: FATAL\n", qpn, e->slot,
+                      e->opcode);
+        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+        return false;
+    }
     if (qpn != ERNIC_QP_GSI && ernic_ext_local_op(c, e->opcode)) {
         /*
          * Fast registration runs here, in SQ order, and takes no PSN;

@@ -39,14 +39,17 @@
 #define ERNIC_EXT_F_XWQE                (1u << 4)   /* keyed SGEs */
 #define ERNIC_EXT_F_RXWQE               (1u << 5)   /* receive WQEs */
 #define ERNIC_EXT_F_QP1                 (1u << 6)   /* QP1 takes XWQE, RXWQE */
+#define ERNIC_EXT_F_UDB                 (1u << 7)   /* user QPs */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_XWQE | \
                                          ERNIC_EXT_F_RXWQE | \
-                                         ERNIC_EXT_F_QP1)
+                                         ERNIC_EXT_F_QP1 | \
+                                         ERNIC_EXT_F_UDB)
 /* Features that name keys of the extended MR table, and so need MR. */
-#define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV)
+#define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
+                                         ERNIC_EXT_F_UDB)
 
 #define ERNIC_EXT_ID_VALUE              0x31585245  /* "ERX1" */
 
@@ -54,7 +57,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0000007f, 0x0000007f, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x000000ff, 0x000000ff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
@@ -86,7 +89,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x0000000b, 0x0000000b, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x0000000f, 0x0000000f, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
@@ -99,7 +102,20 @@ enum {
 /* EXTQPCONFi */
 #define ERNIC_EXTQPCONF_RXMETA          (1u << 0)
 #define ERNIC_EXTQPCONF_XWQE            (1u << 1)   /* 128-byte SQ WQEs */
+#define ERNIC_EXTQPCONF_USER            (1u << 2)   /* user QP: keys only */
 #define ERNIC_EXTQPCONF_RXWQE           (1u << 3)   /* with RXMETA */
+
+/*
+ * User QPs (feature UDB): QP i's doorbell page, 4 KiB at (i - 1) x 4 KiB
+ * of BAR3 (layout=ernic only), holds its SQPIi and RQCIi and nothing
+ * else, so that a driver can map it into the process that owns the QP.
+ */
+#define ERNIC_BAR_UDB                   3
+#define ERNIC_UDB_PAGE                  0x1000
+#define ERNIC_UDB_BAR_SIZE              0x100000    /* 256 QPs */
+#define ERNIC_UDB_OFFSET(qpn)           (((qpn) - 1) * ERNIC_UDB_PAGE)
+#define ERNIC_UDB_SQPI                  0x0
+#define ERNIC_UDB_RQCI                  0x4
 
 /*
  * Keyed SGEs (feature XWQE): a 128-byte SQ entry, the PG332 WQE in bytes

@@ -1,0 +1,103 @@
+/*
+ * ERNIC-X user QPs (docs/extension.md, "User QPs"): a doorbell page per
+ * QP that holds its SQPIi and RQCIi and nothing else, so that a driver
+ * may map it into the process owning the QP, and the rule that such a
+ * QP names memory only through keys of its PD. Neither is PG332: with
+ * EXTCTRL.UDB off the doorbell BAR reads 0 and ignores writes.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+/*
+ * The features this device has: the doorbell BAR exists only with the
+ * PG332 layout (RecoNIC's BARs are its shell's, docs/boards.md).
+ */
+uint32_t ernic_ext_features(bool reconic)
+{
+    return reconic ? ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB : ERNIC_EXT_F_ALL;
+}
+
+/* Is QP @qpn a user QP, whose WQEs may come from an untrusted process? */
+bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn)
+{
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_UDB) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_USER);
+}
+
+/*
+ * May user QP @qpn execute WQE @e, whose SGE count is @nsge? Only what
+ * names memory through keys (checked when the SGEs are taken), or needs
+ * no local memory: a zero-length message, or a SEND from SDATA. Never a
+ * fast registration, which names a page list by bus address.
+ */
+bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                           uint8_t nsge)
+{
+    bool send = e->opcode == ERNIC_OP_SEND || e->opcode == ERNIC_OP_SEND_IMM ||
+                e->opcode == ERNIC_OP_SEND_INV;
+
+    if (!ernic_ext_user_qp(c, qpn)) {
+        return true;
+    }
+    if (e->opcode == ERNIC_OP_REG_MR || e->opcode == ERNIC_OP_LOCAL_INV) {
+        return false;
+    }
+    return nsge || !e->len || (send && e->len <= ERNIC_WQE_SDATA_MAX);
+}
+
+/*
+ * The page of QP @qpn at @addr of the doorbell BAR, if it decodes: the
+ * feature on, an aligned 32-bit access, a QP of this device marked user.
+ */
+static bool ernic_udb_decode(ErnicCore *c, hwaddr addr, unsigned size,
+                             uint32_t *qpn)
+{
+    *qpn = addr / ERNIC_UDB_PAGE + 1;
+    return size == 4 && !(addr & 3) && *qpn <= c->num_qp &&
+           ernic_ext_user_qp(c, *qpn);
+}
+
+uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size)
+{
+    ErnicCore *c = opaque;
+    hwaddr off = addr % ERNIC_UDB_PAGE;
+    uint32_t qpn;
+
+    if (!ernic_udb_decode(c, addr, size, &qpn)) {
+        return 0;
+    }
+    switch (off) {
+    case ERNIC_UDB_SQPI:
+        return ernic_qp_reg(c, qpn, ERNIC_SQPI);
+    case ERNIC_UDB_RQCI:
+        return ernic_qp_reg(c, qpn, ERNIC_RQCI);
+    default:
+        return 0;
+    }
+}
+
+/* A doorbell written here is the same write to the QP's register. */
+void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+{
+    ErnicCore *c = opaque;
+    hwaddr off = addr % ERNIC_UDB_PAGE;
+    uint32_t qpn;
+
+    if (!ernic_udb_decode(c, addr, size, &qpn) ||
+        (off != ERNIC_UDB_SQPI && off != ERNIC_UDB_RQCI)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: doorbell page write at 0x%"
+                      HWADDR_PRIx " ignored (not a user QP's SQPI or RQCI, "
+                      "or UDB off)\n", addr);
+        return;
+    }
+    trace_ernic_udb_write(qpn, off, val);
+    ernic_core_write(c, ERNIC_QP_OFFSET(qpn) +
+                     (off == ERNIC_UDB_SQPI ? ERNIC_SQPI : ERNIC_RQCI),
+                     val, size);
+}
