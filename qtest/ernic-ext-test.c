@@ -1141,7 +1141,7 @@ static void test_udb_doorbell(void)
     qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 1);
     g_assert_cmphex(udb_rd(r, bar, QPN_A + 1, ERNIC_UDB_SQPI), ==, 0);
     qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 0);
-    /* Past num-qp (256 pages, 64 QPs by default): inert too. */
+    /* Past num-qp (256 pages, 32 QPs by default): inert too. */
     qpci_io_writel(r->d[0].pci, bar, ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE, 1);
     g_assert_cmphex(qpci_io_readl(r->d[0].pci, bar,
                                   ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE), ==, 0);

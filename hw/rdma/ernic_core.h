@@ -478,6 +478,13 @@ static inline uint64_t ernic_qp_addr(ErnicCore *c, uint32_t qpn, hwaddr lo,
 }
 
 /* PSN arithmetic modulo 2^24: negative when a is before b. */
+/* The SEND opcodes of Table 2-1 (WQE opcodes). */
+static inline bool ernic_op_is_send(uint8_t opcode)
+{
+    return opcode == ERNIC_OP_SEND || opcode == ERNIC_OP_SEND_IMM ||
+           opcode == ERNIC_OP_SEND_INV;
+}
+
 static inline int32_t ernic_psn_diff(uint32_t a, uint32_t b)
 {
     return (int32_t)((a - b) << 8) >> 8;

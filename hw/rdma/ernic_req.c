@@ -42,12 +42,6 @@ static bool ernic_opcode_valid(uint8_t opcode)
     }
 }
 
-static bool ernic_op_is_send(uint8_t opcode)
-{
-    return opcode == ERNIC_OP_SEND || opcode == ERNIC_OP_SEND_IMM ||
-           opcode == ERNIC_OP_SEND_INV;
-}
-
 static uint32_t ernic_npkts(uint32_t len, uint32_t pmtu)
 {
     return len ? DIV_ROUND_UP(len, pmtu) : 1;

@@ -39,16 +39,14 @@ bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn)
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge)
 {
-    bool send = e->opcode == ERNIC_OP_SEND || e->opcode == ERNIC_OP_SEND_IMM ||
-                e->opcode == ERNIC_OP_SEND_INV;
-
     if (!ernic_ext_user_qp(c, qpn)) {
         return true;
     }
     if (e->opcode == ERNIC_OP_REG_MR || e->opcode == ERNIC_OP_LOCAL_INV) {
         return false;
     }
-    return nsge || !e->len || (send && e->len <= ERNIC_WQE_SDATA_MAX);
+    return nsge || !e->len ||
+           (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX);
 }
 
 /*
