@@ -16,6 +16,7 @@
 
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
+#include "hw/rdma/ernic_abi.h"
 
 #define ERNIC_DRV_NAME		"ernic"
 
@@ -83,6 +84,8 @@ struct ernic_eth_ring {
  * passes send_flags through as they are.
  */
 #define ERNIC_SEND_WHOLE_CHAIN	IB_SEND_RESERVED_START
+
+struct ernic_umap;
 
 struct ernic_pd {
 	struct ib_pd ibpd;
@@ -156,6 +159,19 @@ struct ernic_qp {
 	enum ib_qp_state state;
 	bool sq_held;			/* SQD: SQPIi not rung */
 	bool user;			/* created through uverbs */
+	/*
+	 * A direct QP (ernic_uverbs.c): its rings, status page and doorbell
+	 * page are the process's, which posts and polls; the driver only
+	 * runs its states.
+	 */
+	bool direct;
+	struct ernic_umap *umap[ERNIC_UQ_NR];
+	struct ernic_uq_status *ust;	/* the status page, direct QPs */
+	/* The CQ and RQ doorbell words (CQDBADDi, RQWPTRDBADDi). */
+	__le32 *db_cq;
+	__le32 *db_rq;
+	dma_addr_t db_cq_dma;
+	dma_addr_t db_rq_dma;
 	bool sq_sig_all;
 
 	/* SQ (64-byte WQEs) and its CQ (4-byte CQEs), same depth. */
@@ -263,9 +279,10 @@ struct ernic_dev {
 	struct work_struct link_work;	/* BAR4 STATUS changed */
 };
 
-/* A user-space context (uverbs): nothing of the device is mapped. */
+/* A user-space context (uverbs). */
 struct ernic_ucontext {
 	struct ib_ucontext ibuc;
+	bool direct;			/* its QPs may be direct QPs */
 };
 
 static inline u32 ernic_rd(struct ernic_dev *dev, u32 off)
@@ -373,6 +390,12 @@ bool ernic_user_capable(struct ernic_dev *dev);
 int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata);
 void ernic_dealloc_ucontext(struct ib_ucontext *uctx);
 int ernic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void ernic_mmap_free(struct rdma_user_mmap_entry *entry);
+bool ernic_uq_wanted(struct ernic_qp *qp, struct ib_udata *udata);
+int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata);
+void ernic_uq_free(struct ernic_qp *qp);
+int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata);
+void ernic_uq_publish(struct ernic_qp *qp);
 int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr);
 int ernic_user_check_recv(const struct ib_recv_wr *wr);
 

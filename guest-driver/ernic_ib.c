@@ -259,6 +259,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.get_port_immutable = ernic_get_port_immutable,
 	.map_mr_sg = ernic_map_mr_sg,
 	.mmap = ernic_mmap,
+	.mmap_free = ernic_mmap_free,
 	.modify_qp = ernic_modify_qp,
 	.poll_cq = ernic_poll_cq,
 	.post_recv = ernic_post_recv,

@@ -53,8 +53,7 @@ static u32 ernic_ext_features(struct ernic_dev *dev)
 			 loc);
 		return 0;
 	}
-	/* User QPs (UDB): the provider posts through the kernel for now. */
-	return feat & ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB;
+	return feat & ERNIC_EXT_F_ALL;
 }
 
 /*

@@ -116,8 +116,8 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	ernic_wr(dev, ERNIC_XRNICADCONF, adconf & ~ERNIC_XRNICADCONF_SWO);
 	mutex_unlock(&dev->swo_mutex);
 
-	dev->db[ERNIC_DB_CQ(q)] = 0;
-	dev->db[ERNIC_DB_RQ(q)] = cpu_to_le32(qp->rq_depth - 1);
+	WRITE_ONCE(*qp->db_cq, 0);
+	WRITE_ONCE(*qp->db_rq, cpu_to_le32(qp->rq_depth - 1));
 	qp->sq_pi = 0;
 	qp->sq_ci = 0;
 	qp->rq_seen = qp->rq_depth - 1;
@@ -135,6 +135,9 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	qp->fatal_code = 0;
 	qp->nak_synd = 0;
 	qp->err_status = -1;
+	spin_lock_irq(&qp->lock);
+	ernic_uq_publish(qp);
+	spin_unlock_irq(&qp->lock);
 }
 
 /* Back to Reset from any state: a disabled QP with zeroed pointers. */
@@ -152,6 +155,7 @@ static void ernic_qp_to_reset(struct ernic_qp *qp)
 		   ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, "RESPHNDSTS[16]");
 	spin_lock_irqsave(&qp->lock, flags);
 	qp->state = IB_QPS_RESET;
+	ernic_uq_publish(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	ernic_qp_zero(qp);
 	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF, 0);
@@ -264,6 +268,7 @@ static void ernic_qp_fatal(struct ernic_qp *qp, u8 code)
 	qp->err_status = ernic_fatal_wc_status(code, qp->nak_synd);
 	qp->fatal_event = ernic_fatal_event(code);
 	qp->state = IB_QPS_ERR;
+	ernic_uq_publish(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	queue_work(system_wq, &qp->fatal_work);
 }
@@ -307,7 +312,8 @@ static bool ernic_qp_ext_on(struct ernic_qp *qp, u32 feature)
 	       (qp->qpn != ERNIC_QP_GSI || (ext & ERNIC_EXT_F_QP1));
 }
 
-static int ernic_qp_alloc_queues(struct ernic_qp *qp)
+/* The rings of a QP the driver posts to (a direct QP's are mapped). */
+static void ernic_qp_alloc_rings(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
 
@@ -321,12 +327,6 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 	if (!qp->rq)
 		ibdev_err(&qp->dev->ibdev, "QP%u: no contiguous RQ of %u x %u bytes\n",
 			  qp->qpn, qp->rq_depth, qp->rq_elem);
-	qp->swqe = kcalloc(qp->sq_depth, sizeof(*qp->swqe), GFP_KERNEL);
-	qp->rwqe = kcalloc(qp->rq_depth, sizeof(*qp->rwqe), GFP_KERNEL);
-	if (qp->qpn == ERNIC_QP_GSI)
-		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
-						ERNIC_GSI_FRAME_SIZE,
-						&qp->frames_dma, GFP_KERNEL);
 	if (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA))
 		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
 					      ERNIC_RXMETA_SIZE,
@@ -335,10 +335,24 @@ static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 		qp->inl = dma_alloc_coherent(d, (size_t)qp->sq_depth *
 					     ERNIC_MAX_INLINE, &qp->inl_dma,
 					     GFP_KERNEL);
+}
+
+static int ernic_qp_alloc_queues(struct ernic_qp *qp)
+{
+	struct device *d = &qp->dev->pdev->dev;
+
+	if (!qp->direct)
+		ernic_qp_alloc_rings(qp);
+	qp->swqe = kcalloc(qp->sq_depth, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->rwqe = kcalloc(qp->rq_depth, sizeof(*qp->rwqe), GFP_KERNEL);
+	if (qp->qpn == ERNIC_QP_GSI)
+		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
+						ERNIC_GSI_FRAME_SIZE,
+						&qp->frames_dma, GFP_KERNEL);
 	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
 	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
 	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta) ||
-	    (qp->max_inline > ERNIC_WQE_SDATA_MAX && !qp->inl))
+	    (qp->max_inline > ERNIC_WQE_SDATA_MAX && !qp->inl && !qp->direct))
 		return -ENOMEM;
 	return 0;
 }
@@ -347,6 +361,7 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
 
+	ernic_uq_free(qp);	/* a direct QP's rings: NULL from here */
 	if (qp->sq)
 		dma_free_coherent(d, qp->sq_depth * qp->wqe_size, qp->sq,
 				  qp->sq_dma);
@@ -379,10 +394,9 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	ernic_qwr64(dev, q, ERNIC_SQBA, ERNIC_SQBAMSB, qp->sq_dma);
 	ernic_qwr64(dev, q, ERNIC_CQBA, ERNIC_CQBAMSB, qp->cqe_dma);
 	ernic_qwr64(dev, q, ERNIC_RQBA, ERNIC_RQBAMSB, qp->rq_dma);
-	ernic_qwr64(dev, q, ERNIC_CQDBADD, ERNIC_CQDBADDMSB,
-		    dev->db_dma + 4 * ERNIC_DB_CQ(q));
+	ernic_qwr64(dev, q, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, qp->db_cq_dma);
 	ernic_qwr64(dev, q, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
-		    dev->db_dma + 4 * ERNIC_DB_RQ(q));
+		    qp->db_rq_dma);
 	ernic_qwr(dev, q, ERNIC_QDEPTH, qp->rq_depth << ERNIC_QDEPTH_RQ_SHIFT |
 		  qp->sq_depth);
 	if (q != ERNIC_QP_GSI)
@@ -397,7 +411,41 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_EXTQPCONF,
 		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
 		 (qp->xwqe ? ERNIC_EXTQPCONF_XWQE : 0) |
-		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0));
+		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0) |
+		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0));
+}
+
+/* The doorbell words of a QP the driver polls: its words of dev->db. */
+static void ernic_qp_kernel_db(struct ernic_qp *qp)
+{
+	struct ernic_dev *dev = qp->dev;
+
+	qp->db_cq = &dev->db[ERNIC_DB_CQ(qp->qpn)];
+	qp->db_rq = &dev->db[ERNIC_DB_RQ(qp->qpn)];
+	qp->db_cq_dma = dev->db_dma + 4 * ERNIC_DB_CQ(qp->qpn);
+	qp->db_rq_dma = dev->db_dma + 4 * ERNIC_DB_RQ(qp->qpn);
+}
+
+/*
+ * A user QP is direct when its provider asks and the device can
+ * (ernic_uverbs.c); when its regions cannot be had it is an ordinary
+ * user QP, which posts through the driver.
+ */
+static void ernic_qp_try_direct(struct ernic_qp *qp, struct ib_udata *udata)
+{
+	int ret;
+
+	ernic_qp_kernel_db(qp);
+	if (!qp->xwqe || !qp->rx_wqe || !ernic_uq_wanted(qp, udata))
+		return;
+	qp->direct = true;
+	ret = ernic_uq_alloc(qp, udata);
+	if (!ret)
+		return;
+	ibdev_dbg(&qp->dev->ibdev, "QP%u: not direct (%d)\n", qp->qpn, ret);
+	ernic_uq_free(qp);
+	ernic_qp_kernel_db(qp);
+	qp->direct = false;
 }
 
 /*
@@ -524,7 +572,10 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rq_elem = qp->rx_wqe ? ERNIC_RWQE_SIZE :
 		      gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
 	qp->err_status = -1;
+	ernic_qp_try_direct(qp, udata);
 	ret = ernic_qp_alloc_queues(qp);
+	if (!ret)
+		ret = ernic_uq_reply(qp, udata);
 	if (ret)
 		goto err;
 
@@ -810,6 +861,7 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* A FATAL during the modify leaves the QP in Error. */
 	if (new == IB_QPS_RESET || !qp->fatal_code)
 		qp->state = new;
+	ernic_uq_publish(qp);
 	/* SQD holds new WQEs in the SQ; back in RTS they are rung. */
 	if (new == IB_QPS_SQD)
 		qp->sq_held = true;
@@ -829,6 +881,8 @@ int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
 
+	/* A FATAL not yet seen by the interrupt is the state too. */
+	ernic_fatalq_process(qp->dev);
 	mutex_lock(&qp->mutex);
 	*attr = qp->attr;
 	attr->qp_state = qp->state;

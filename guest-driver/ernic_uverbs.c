@@ -1,14 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * User-space verbs on ernic: what a process may ask of the device.
+ * User-space verbs on ernic: what a process may ask of the device, and
+ * what of it may be mapped into the process.
  *
- * The rdma-core provider (rdma-core/providers/ernic) maps nothing of the
- * device. ERNIC's per-QP register blocks are 256 bytes, sixteen to a 4 KiB
- * page, and hold ring base addresses (PG332 Table 2-9), so no page of BAR0
- * can be handed to one process. Every verb, posting and polling included,
- * goes through uverbs' commands into this driver, as rxe's doorbell and
- * the ipath provider's verbs do, and the driver writes every WQE itself
- * (docs/driver.md, "User space"). What keeps a process to its own memory:
+ * ERNIC's per-QP register blocks are 256 bytes, sixteen to a 4 KiB page,
+ * and hold ring base addresses (PG332 Table 2-9), so no page of BAR0 is
+ * ever mapped. A user QP is one of two kinds (docs/driver.md, "User
+ * space"):
+ *
+ * - a direct QP, on a device with ERNIC-X user QPs (UDB): its SQ, RQ,
+ *   CQ and receive metadata rings, a status page and its own doorbell
+ *   page of BAR3 are mapped into the process, which writes WQEs and rings
+ *   and polls with no system call. EXTQPCONFi[2] makes the device refuse
+ *   any WQE of it that names memory other than through a key of its PD
+ *   (docs/extension.md, "User QPs"): what the process writes is checked
+ *   by the device, not by this driver;
+ * - otherwise every verb, posting and polling included, goes through
+ *   uverbs' commands into this driver, as rxe's doorbell does, and the
+ *   driver writes every WQE itself.
+ *
+ * What keeps a process to its own memory, either way:
  *
  * - a user QP is an RC QP on a device with ERNIC-X MR, keyed SGEs,
  *   receive WQEs and receive metadata (docs/extension.md): the device
@@ -19,16 +30,27 @@
  * - only the opcodes uverbs passes on, and no local (REG_MR, LOCAL_INV)
  *   ones;
  * - inline data is read with copy_from_user() into the driver's own
- *   buffer (ernic_wr.c);
- * - uverbs gives a process handles of its own objects only, so it cannot
- *   name another process's QP, CQ, PD or MR.
+ *   buffer (ernic_wr.c); a direct QP's provider sends it from an MR;
+ * - uverbs gives a process handles of its own objects only, and mmap
+ *   keys of its own context only, so it cannot name another process's
+ *   QP, CQ, PD or MR, nor map another QP's rings or doorbell page;
+ * - a mapped ring is freed only when the last mapping of it goes
+ *   (ernic_mmap_free()), so no page of it returns to the kernel while
+ *   the process can still reach it.
  */
+
+#include <rdma/uverbs_ioctl.h>
 
 #include "ernic.h"
 
 /* The ERNIC-X features without which a process could name bus memory. */
 #define ERNIC_USER_FEATURES	(ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE | \
 				 ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_RXMETA)
+
+static bool direct = true;
+module_param(direct, bool, 0444);
+MODULE_PARM_DESC(direct,
+		 "let processes post and poll their QPs without system calls, where ERNIC-X has user QPs (default on)");
 
 bool ernic_user_capable(struct ernic_dev *dev)
 {
@@ -37,15 +59,25 @@ bool ernic_user_capable(struct ernic_dev *dev)
 
 /*
  * Any process may open the device (ibv_devinfo, queries); without
- * ERNIC-X, reg_user_mr and user QPs are refused with -EOPNOTSUPP.
+ * ERNIC-X, reg_user_mr and user QPs are refused with -EOPNOTSUPP. The
+ * response says whether its QPs may be direct.
  */
 int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 {
+	struct ernic_ucontext *uc = container_of(uctx, struct ernic_ucontext,
+						 ibuc);
 	struct ernic_dev *dev = to_edev(uctx->device);
+	struct ernic_alloc_ucontext_resp resp = {};
 
 	if (!ernic_user_capable(dev))
 		ibdev_dbg(&dev->ibdev,
 			  "user context without ERNIC-X: no user MRs or QPs\n");
+	uc->direct = direct && ernic_user_capable(dev) &&
+		     (dev->ext & ERNIC_EXT_F_UDB);
+	resp.flags = uc->direct ? ERNIC_UCTX_DIRECT : 0;
+	if (udata->outlen)
+		return ib_copy_to_udata(udata, &resp,
+					min(udata->outlen, sizeof(resp)));
 	return 0;
 }
 
@@ -53,10 +85,221 @@ void ernic_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 }
 
-/* Nothing of the device or of the driver's queues is mapped. */
+/*
+ * A region of a direct QP: a coherent buffer of the driver's, or the
+ * QP's page of the doorbell BAR (cpu NULL).
+ */
+struct ernic_umap {
+	struct rdma_user_mmap_entry rdma;
+	struct device *dma_dev;
+	void *cpu;
+	dma_addr_t dma;
+	phys_addr_t io;			/* the doorbell page */
+	size_t size;
+	bool ro;			/* written by the device or driver only */
+};
+
+/*
+ * Only a region of the caller's own context, whole: rings and the
+ * status page as cached memory (coherent on x86), the doorbell page
+ * uncached; read-only regions cannot be made writable.
+ */
 int ernic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
-	return -EINVAL;
+	struct rdma_user_mmap_entry *e = rdma_user_mmap_entry_get(uctx, vma);
+	struct ernic_umap *m;
+	unsigned long pfn;
+	pgprot_t prot;
+	int ret;
+
+	if (!e)
+		return -EINVAL;
+	m = container_of(e, struct ernic_umap, rdma);
+	if (m->ro && (vma->vm_flags & VM_WRITE)) {
+		ret = -EPERM;
+		goto out;
+	}
+	if (m->ro)
+		vma->vm_flags &= ~VM_MAYWRITE;
+	pfn = m->cpu ? PHYS_PFN(virt_to_phys(m->cpu)) : PHYS_PFN(m->io);
+	prot = m->cpu ? vma->vm_page_prot : pgprot_noncached(vma->vm_page_prot);
+	ret = rdma_user_mmap_io(uctx, vma, pfn, m->size, prot, e);
+out:
+	rdma_user_mmap_entry_put(e);
+	return ret;
+}
+
+/* The last reference to a region: its QP is gone and nothing maps it. */
+void ernic_mmap_free(struct rdma_user_mmap_entry *e)
+{
+	struct ernic_umap *m = container_of(e, struct ernic_umap, rdma);
+
+	if (m->cpu)
+		dma_free_coherent(m->dma_dev, m->size, m->cpu, m->dma);
+	kfree(m);
+}
+
+/* Was QP @qp asked for as a direct QP, and can it be one? */
+bool ernic_uq_wanted(struct ernic_qp *qp, struct ib_udata *udata)
+{
+	struct ernic_ucontext *uc;
+	struct ernic_create_qp_cmd cmd = {};
+
+	if (!udata || !udata->inlen)
+		return false;
+	uc = rdma_udata_to_drv_context(udata, struct ernic_ucontext, ibuc);
+	if (ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd))))
+		return false;
+	/* A doorbell page for each QP up to the BAR's size. */
+	return uc->direct && (cmd.flags & ERNIC_QP_DIRECT) &&
+	       qp->qpn <= ERNIC_UDB_BAR_SIZE / ERNIC_UDB_PAGE;
+}
+
+/* A region of @size bytes, made visible to the QP's context. */
+static int ernic_uq_region(struct ernic_qp *qp, struct ib_udata *udata,
+			   enum ernic_uq_region r, size_t size, bool ro)
+{
+	struct ernic_ucontext *uc =
+		rdma_udata_to_drv_context(udata, struct ernic_ucontext, ibuc);
+	struct ernic_dev *dev = qp->dev;
+	struct ernic_umap *m;
+	int ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->dma_dev = &dev->pdev->dev;
+	m->size = PAGE_ALIGN(size);
+	m->ro = ro;
+	if (r == ERNIC_UQ_UDB) {
+		m->io = pci_resource_start(dev->pdev, ERNIC_BAR_UDB) +
+			ERNIC_UDB_OFFSET(qp->qpn);
+	} else {
+		m->cpu = dma_alloc_coherent(m->dma_dev, m->size, &m->dma,
+					    GFP_KERNEL);
+		if (!m->cpu) {
+			kfree(m);
+			return -ENOMEM;
+		}
+		/*
+		 * ernic_mmap() maps the pages behind the linear address: an
+		 * IOMMU's remapped buffer has none, and is not mapped.
+		 */
+		if (!virt_addr_valid(m->cpu)) {
+			ernic_mmap_free(&m->rdma);
+			return -EOPNOTSUPP;
+		}
+	}
+	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &m->rdma, m->size);
+	if (ret) {
+		ernic_mmap_free(&m->rdma);
+		return ret;
+	}
+	qp->umap[r] = m;
+	return 0;
+}
+
+/*
+ * A direct QP's rings, status page and doorbell page. The doorbell BAR
+ * must hold a page for the QP (a PG332 layout device with UDB).
+ */
+int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata)
+{
+	static const bool ro[ERNIC_UQ_NR] = {
+		[ERNIC_UQ_CQ] = true, [ERNIC_UQ_META] = true,
+		[ERNIC_UQ_STATUS] = true,
+	};
+	size_t size[ERNIC_UQ_NR] = {
+		[ERNIC_UQ_SQ] = (size_t)qp->sq_depth * ERNIC_XWQE_SIZE,
+		[ERNIC_UQ_RQ] = (size_t)qp->rq_depth * ERNIC_RWQE_SIZE,
+		[ERNIC_UQ_CQ] = (size_t)qp->sq_depth * ERNIC_CQE_SIZE,
+		[ERNIC_UQ_META] = (size_t)qp->rq_depth * ERNIC_RXMETA_SIZE,
+		[ERNIC_UQ_STATUS] = sizeof(struct ernic_uq_status),
+		[ERNIC_UQ_UDB] = ERNIC_UDB_PAGE,
+	};
+	int r, ret;
+
+	if (pci_resource_len(qp->dev->pdev, ERNIC_BAR_UDB) <
+	    ERNIC_UDB_OFFSET(qp->qpn) + ERNIC_UDB_PAGE)
+		return -EOPNOTSUPP;
+	for (r = 0; r < ERNIC_UQ_NR; r++) {
+		ret = ernic_uq_region(qp, udata, r, size[r], ro[r]);
+		if (ret)
+			return ret;
+	}
+	qp->sq = qp->umap[ERNIC_UQ_SQ]->cpu;
+	qp->sq_dma = qp->umap[ERNIC_UQ_SQ]->dma;
+	qp->rq = qp->umap[ERNIC_UQ_RQ]->cpu;
+	qp->rq_dma = qp->umap[ERNIC_UQ_RQ]->dma;
+	qp->cqe = qp->umap[ERNIC_UQ_CQ]->cpu;
+	qp->cqe_dma = qp->umap[ERNIC_UQ_CQ]->dma;
+	qp->meta = qp->umap[ERNIC_UQ_META]->cpu;
+	qp->meta_dma = qp->umap[ERNIC_UQ_META]->dma;
+	qp->ust = qp->umap[ERNIC_UQ_STATUS]->cpu;
+	qp->db_cq = &qp->ust->cq_db;
+	qp->db_rq = &qp->ust->rq_db;
+	qp->db_cq_dma = qp->umap[ERNIC_UQ_STATUS]->dma +
+			offsetof(struct ernic_uq_status, cq_db);
+	qp->db_rq_dma = qp->umap[ERNIC_UQ_STATUS]->dma +
+			offsetof(struct ernic_uq_status, rq_db);
+	return 0;
+}
+
+/*
+ * The QP lets go of its regions; each is freed when the process has
+ * unmapped it too (ernic_mmap_free()). The QP is disabled by now: the
+ * device no longer reaches them.
+ */
+void ernic_uq_free(struct ernic_qp *qp)
+{
+	int r;
+
+	for (r = 0; r < ERNIC_UQ_NR; r++) {
+		if (qp->umap[r])
+			rdma_user_mmap_entry_remove(&qp->umap[r]->rdma);
+		qp->umap[r] = NULL;
+	}
+	qp->sq = NULL;
+	qp->rq = NULL;
+	qp->cqe = NULL;
+	qp->meta = NULL;
+	qp->ust = NULL;
+}
+
+/* create_qp's answer: a direct QP's depths and where to map its regions. */
+int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata)
+{
+	struct ernic_create_qp_resp resp = {};
+	int r;
+
+	if (!udata || !udata->outlen)
+		return 0;
+	if (qp->direct) {
+		resp.flags = ERNIC_QP_DIRECT;
+		resp.sq_depth = qp->sq_depth;
+		resp.rq_depth = qp->rq_depth;
+		for (r = 0; r < ERNIC_UQ_NR; r++) {
+			resp.key[r] = rdma_user_mmap_get_offset(&qp->umap[r]->rdma);
+			resp.len[r] = qp->umap[r]->size;
+		}
+	}
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+/*
+ * Tell a direct QP's process its state, and the status its first ERRFLAG
+ * completion reports: the provider flushes its receive WRs in Error and
+ * names errors by these (docs/driver.md, "Direct QPs"). Under qp->lock.
+ */
+void ernic_uq_publish(struct ernic_qp *qp)
+{
+	if (!qp->ust)
+		return;
+	WRITE_ONCE(qp->ust->err_status, qp->err_status < 0 ?
+		   ERNIC_UQ_NO_STATUS : qp->err_status);
+	/* The status before the state that makes the provider read it. */
+	smp_wmb();
+	WRITE_ONCE(qp->ust->state, qp->state);
 }
 
 /* No SGE may name bus memory: L_Key 0 is the reserved L_Key. */

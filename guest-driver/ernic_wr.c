@@ -126,7 +126,8 @@ static u64 ernic_sge_total(const struct ib_sge *sg, int n)
 /* Ring SQPIi unless the QP is in SQD (IBTA: no new WRs are started). */
 void ernic_ring_sq(struct ernic_qp *qp)
 {
-	if (qp->sq_held || qp->state == IB_QPS_RESET ||
+	/* A direct QP's process rings its own SQPIi. */
+	if (qp->direct || qp->sq_held || qp->state == IB_QPS_RESET ||
 	    qp->state == IB_QPS_INIT || qp->state == IB_QPS_RTR)
 		return;
 	/* WQEs are visible before the doorbell (PG332 p.60). */
@@ -737,6 +738,11 @@ int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	bool posted = false;
 	int ret = 0;
 
+	/* A direct QP's process writes its own WQEs. */
+	if (qp->direct) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (qp->user && wr && (wr->send_flags & ERNIC_SEND_WHOLE_CHAIN)) {
 		ret = ernic_post_user_chain(qp, wr, bad_wr);
 		if (ret)
@@ -805,7 +811,7 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_RESET) {
+	if (qp->state == IB_QPS_RESET || qp->direct) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -875,8 +881,7 @@ static bool ernic_sq_errflag_pending(struct ernic_qp *qp, u32 head)
  */
 static u32 ernic_cq_head(struct ernic_qp *qp)
 {
-	return (le32_to_cpu(READ_ONCE(qp->dev->db[ERNIC_DB_CQ(qp->qpn)])) &
-		0xffff) % qp->sq_depth;
+	return (le32_to_cpu(READ_ONCE(*qp->db_cq)) & 0xffff) % qp->sq_depth;
 }
 
 /* Send completions: CQHEADi and the CQEs (PG332 p.60, Table 2-2). */
@@ -886,7 +891,8 @@ int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 	int got = 0;
 	u32 head;
 
-	if (qp->state == IB_QPS_RESET)
+	/* A direct QP's completions are its process's (ernic_uverbs.c). */
+	if (qp->state == IB_QPS_RESET || qp->direct)
 		return 0;
 	head = ernic_cq_head(qp);
 	if (head == qp->sq_ci)
@@ -930,8 +936,7 @@ int ernic_poll_sq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 static u32 ernic_rq_pi(struct ernic_qp *qp)
 {
 	/* PG332 p.60: software reads the RQ write pointer doorbell word. */
-	return (le32_to_cpu(READ_ONCE(qp->dev->db[ERNIC_DB_RQ(qp->qpn)])) &
-		0xffff) % qp->rq_depth;
+	return (le32_to_cpu(READ_ONCE(*qp->db_rq)) & 0xffff) % qp->rq_depth;
 }
 
 static void ernic_copy_to_sges(struct ernic_dev *dev, struct ernic_rwqe *r,
@@ -1075,7 +1080,7 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 	int got = 0;
 	u32 pi;
 
-	if (qp->state == IB_QPS_RESET)
+	if (qp->state == IB_QPS_RESET || qp->direct)
 		return 0;
 	pi = ernic_rq_pi(qp);
 	rmb(); /* the RQ buffers are read after the doorbell that covers them */
@@ -1118,7 +1123,7 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 
 bool ernic_qp_has_work(struct ernic_qp *qp, bool send)
 {
-	if (qp->state == IB_QPS_RESET)
+	if (qp->state == IB_QPS_RESET || qp->direct)
 		return false;
 	if (send)
 		return ernic_cq_head(qp) != qp->sq_ci;

@@ -16,15 +16,22 @@
  *   - an RDMA READ and an RDMA WRITE of the victim's buffer through the
  *     victim's R_Key;
  *   - a post to the victim's QP (a foreign doorbell);
- *   - a mapping of the device: mmap() of the uverbs file, the BAR's sysfs
- *     resource file.
+ *   - with direct QPs (docs/driver.md, "Direct QPs"), WQEs written
+ *     straight into its own mapped SQ, past the provider's checks, and
+ *     rung through its own doorbell page: naming bus memory (L_Key 0) or
+ *     the victim's buffer through the victim's L_Key;
+ *   - a mapping of the device: mmap() of the uverbs file at an offset
+ *     that is not one of its own QPs', a read-only ring made writable,
+ *     the BAR's sysfs resource file.
  * Each must be refused at the post or end in an error completion, with no
  * secret byte reaching the attacker and no byte of the victim's changed. A
  * SEND of the attacker's own buffer must work (the control), or the
  * refusals prove nothing.
  *
  * Prints "ok - NAME" or "not ok - NAME" per check and exits 0 when all
- * pass. usage: ernic-uverbs-test DEVICE GID_INDEX [PCI_BDF]
+ * pass; the direct-QP checks say "# SKIP" on the command path
+ * (ERNIC_DIRECT=0, or a device without ERNIC-X user QPs).
+ * usage: ernic-uverbs-test DEVICE GID_INDEX [PCI_BDF]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +43,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <hw/rdma/ernic_regs.h>
+#include <hw/rdma/ernic_ext_regs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -106,19 +115,163 @@ static void check_lkey0(struct dev *d)
 	pair_free(&p);
 }
 
+/*
+ * Inline data is read with the process's own rights: by the kernel
+ * (EFAULT), or on a direct QP by the provider itself, which faults
+ * (SIGSEGV). Run in a child, which a fault ends.
+ */
 static void check_inline_kernel(struct dev *d)
 {
 	struct pair p = { 0 };
-	int r;
+	int r, st;
+	pid_t pid;
 
 	if (pair_new(d, &p)) {
 		report(0, "inline", "no QP pair");
 		return;
 	}
-	r = post_send(p.a, IBV_WR_SEND, 0xffffffff81000000ull, 0, 0, 0,
-		      IBV_SEND_INLINE);
-	report(r == EFAULT, "inline data from a kernel address is refused (EFAULT)",
+	pid = fork();
+	if (pid == 0) {
+		r = post_send(p.a, IBV_WR_SEND, 0xffffffff81000000ull, 0, 0,
+			      0, IBV_SEND_INLINE);
+		_exit(r == EFAULT ? 0 : 1);
+	}
+	st = -1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	report((WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
+	       (WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV),
+	       "inline data from a kernel address is refused (EFAULT, or SIGSEGV in the provider)",
 	       NULL);
+	pair_free(&p);
+}
+
+/* The process's mappings of the uverbs file, by offset. */
+struct umap {
+	uint8_t *start;
+	size_t len;
+	unsigned long off;
+	char perm[5];
+};
+
+static int umap_cmp(const void *a, const void *b)
+{
+	const struct umap *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int umaps(struct umap *m, int max)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512], path[256];
+	unsigned long s, e, o;
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %255s", &s, &e,
+			   m[n].perm, &o, path) < 4 ||
+		    !strstr(path, "/dev/infiniband/uverbs"))
+			continue;
+		m[n].start = (uint8_t *)s;
+		m[n].len = e - s;
+		m[n].off = o;
+		n++;
+	}
+	fclose(f);
+	qsort(m, n, sizeof(*m), umap_cmp);
+	return n;
+}
+
+/*
+ * The first QP of a fresh pair (the lowest mmap offsets: each region of
+ * hw/rdma/ernic_abi.h in turn, SQ first, doorbell page last), when the
+ * provider made it a direct QP.
+ */
+static int direct_regions(struct umap *r)
+{
+	struct umap m[32];
+	int n = umaps(m, 32);
+
+	if (n < 6)
+		return -1;
+	memcpy(r, m, 6 * sizeof(*r));
+	return strcmp(r[0].perm, "rw-s") || strcmp(r[2].perm, "r--s") ||
+	       r[5].len != 4096 ? -1 : 0;
+}
+
+/*
+ * A SEND WQE written straight into the attacker's own SQ, slot 0, naming
+ * @addr through @lkey, rung through its own doorbell page: the provider's
+ * checks never see it, the device's must end it.
+ */
+static void check_forged(struct dev *d, uint64_t addr, uint32_t lkey,
+			 const char *name)
+{
+	struct pair p = { 0 };
+	struct umap r[6];
+	uint8_t *w;
+	int st;
+
+	memset(d->buf + 2048, 0, 64);
+	if (pair_new(d, &p) || post_recv(p.b, d->buf + 2048, d->mr->lkey)) {
+		report(0, name, "no QP pair");
+		pair_free(&p);
+		return;
+	}
+	if (direct_regions(r)) {
+		printf("ok - %s # SKIP no direct QP\n", name);
+		pair_free(&p);
+		return;
+	}
+	w = r[0].start;
+	memset(w, 0, ERNIC_XWQE_SIZE);
+	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+	w[ERNIC_XWQE_NSGE] = 1;
+	memcpy(w + ERNIC_WQE_LENGTH, &(uint32_t){ 64 }, 4);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_ADDR, &addr, 8);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LEN, &(uint32_t){ 64 }, 4);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LKEY, &lkey, 4);
+	__sync_synchronize();
+	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;
+	st = wait_wc(d, p.a);
+	report(st != IBV_WC_SUCCESS && st != -1 &&
+	       !holds_secret(d->buf + 2048, 64), name, NULL);
+	pair_free(&p);
+}
+
+/*
+ * Of a direct QP's regions: a read-only one (the CQ ring) cannot be
+ * mapped writable or made so, and an offset past the process's own
+ * maps nothing.
+ */
+static void check_direct_mmap(struct dev *d)
+{
+	const char *name = "a direct QP's read-only ring stays read-only; no offset but its own maps";
+	struct pair p = { 0 };
+	struct umap r[6];
+	void *m, *x;
+	int ok;
+
+	if (pair_new(d, &p) || direct_regions(r)) {
+		printf("ok - %s # SKIP no direct QP\n", name);
+		pair_free(&p);
+		return;
+	}
+	m = mmap(NULL, r[2].len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->ctx->cmd_fd, r[2].off);
+	x = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 d->ctx->cmd_fd, r[5].off + (1ul << 30));
+	ok = m == MAP_FAILED && x == MAP_FAILED &&
+	     mprotect(r[2].start, r[2].len, PROT_READ | PROT_WRITE) != 0;
+	report(ok, name, NULL);
+	if (m != MAP_FAILED)
+		munmap(m, r[2].len);
+	if (x != MAP_FAILED)
+		munmap(x, 4096);
 	pair_free(&p);
 }
 
@@ -274,7 +427,8 @@ static void check_mmap(struct dev *d, const char *bdf)
 
 	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 d->ctx->cmd_fd, 0);
-	report(m == MAP_FAILED, "nothing of the device maps through the uverbs file",
+	report(m == MAP_FAILED,
+	       "with no QP of its own, nothing maps through the uverbs file",
 	       NULL);
 	if (m != MAP_FAILED)
 		munmap(m, 4096);
@@ -343,6 +497,11 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 	check_foreign_rkey(&d, &v, IBV_WR_RDMA_WRITE,
 			   "an RDMA WRITE through another process's R_Key ends in an error");
 	check_foreign_qp(&d, &v);
+	check_forged(&d, 0x100000, 0,
+		     "a WQE written into the mapped SQ naming bus memory (L_Key 0) ends in an error");
+	check_forged(&d, v.addr, v.lkey,
+		     "a WQE written into the mapped SQ with another process's L_Key ends in an error, nothing sent");
+	check_direct_mmap(&d);
 	check_mmap(&d, bdf);
 }
 

@@ -244,14 +244,19 @@ verbs_client() {
 
 # ernic-uverbs-test: a process cannot make the device touch memory that
 # is not its own (guest/ernic-uverbs-test.c), in loopback on this device.
+# Twice: with direct QPs (the provider's default where the device has
+# ERNIC-X user QPs), and on the command path (ERNIC_DIRECT=0).
 security() {
     bdf=$(basename "$(readlink "/sys/class/infiniband/$ibdev/device")")
-    if ernic-uverbs-test "$ibdev" "$gid" "$bdf" >/tmp/sec.out 2>&1; then
-        say "ok client: uverbs security: $(grep -c '^ok' /tmp/sec.out) checks passed"
+    if ernic-uverbs-test "$ibdev" "$gid" "$bdf" >/tmp/sec.out 2>&1 &&
+       ERNIC_DIRECT=0 ernic-uverbs-test "$ibdev" "$gid" "$bdf" \
+           >/tmp/sec-cmd.out 2>&1; then
+        say "ok client: uverbs security: $(grep '^ok' /tmp/sec.out | grep -vc SKIP) direct, $(grep '^ok' /tmp/sec-cmd.out | grep -vc SKIP) command path"
     else
         fail "client: uverbs security"
     fi
     sed 's/^/guest: security: /' /tmp/sec.out
+    sed 's/^/guest: security (command path): /' /tmp/sec-cmd.out
 }
 
 # verbs_steps=fault (scripts/guest-fault-test.sh): one guest; each fault

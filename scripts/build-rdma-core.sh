@@ -141,7 +141,7 @@ for t in ernic-uverbs-test ernic-fault-verbs ernic-fault-pair; do
        [ "$ERNIC_ROOT/guest/ernic-fault.h" -nt "$root/usr/bin/$t" ]; then
         log "building $t"
         cc -O2 -Wall -Wextra -o "$root/usr/bin/$t" "$ERNIC_ROOT/guest/$t.c" \
-            -I"$ERNIC_ROOT/guest" -I"$bld/include" -L"$bld/lib" -libverbs ||
+            -I"$ERNIC_ROOT/guest" -I"$ERNIC_ROOT/include" -I"$bld/include" -L"$bld/lib" -libverbs ||
             die "$t does not build"
     fi
 done

@@ -3,16 +3,18 @@
  * rdma-core provider for ernic, QEMU's model of the Xilinx/AMD ERNIC
  * RoCEv2 RNIC (PG332 v3.1).
  *
- * Every verb is a uverbs command, posting and polling included (the
- * extended CQ and QP verbs too, ernic_ex.c): nothing
- * of the device is mapped into the process. ERNIC's per-QP register
- * blocks are 256 bytes, sixteen to a 4 KiB page, and hold ring base
- * addresses, so no page of them may belong to one process; the kernel
- * driver writes each WQE itself, from the work requests uverbs hands it,
- * and the device reaches the process's memory only through the MRs the
- * process registered (keyed SGEs of the ERNIC-X extension). The kernel
- * side, and why it is safe, is in guest-driver/ernic_uverbs.c and
- * docs/driver.md ("User space").
+ * ERNIC's per-QP register blocks are 256 bytes, sixteen to a 4 KiB page,
+ * and hold ring base addresses, so no page of them may belong to one
+ * process. Where the device has ERNIC-X user QPs (UDB) the driver gives
+ * each QP of this process its own doorbell page and maps its rings:
+ * such a direct QP posts and polls here, with no system call
+ * (ernic_direct.c). Otherwise every verb is a uverbs command, posting
+ * and polling included, and the kernel driver writes each WQE itself.
+ * Either way the device reaches the process's memory only through the
+ * MRs the process registered (keyed SGEs of the ERNIC-X extension). The
+ * kernel side, and why it is safe, is in guest-driver/ernic_uverbs.c
+ * and docs/driver.md ("User space", "Direct QPs"). ERNIC_DIRECT=0 in
+ * the environment keeps every QP on the command path.
  */
 
 #include <config.h>
@@ -23,6 +25,22 @@
 #include <string.h>
 
 #include "ernic.h"
+
+/* Verbs with the driver-private data of hw/rdma/ernic_abi.h. */
+struct ernic_get_context_rsp {
+	struct ib_uverbs_get_context_resp ibv_resp;
+	struct ernic_alloc_ucontext_resp drv;
+};
+
+struct ernic_create_qp_req {
+	struct ibv_create_qp ibv_cmd;
+	struct ernic_create_qp_cmd drv;
+};
+
+struct ernic_create_qp_rsp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct ernic_create_qp_resp drv;
+};
 
 static void ernic_free_context(struct ibv_context *ibctx);
 
@@ -125,17 +143,96 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
+	if (ernic_cq_init(cq)) {
+		free(cq);
+		return NULL;
+	}
 	if (ibv_cmd_create_cq(context, cqe, channel, comp_vector, &cq->vcq.cq,
 			      &cmd, sizeof(cmd), &resp, sizeof(resp))) {
-		free(cq);
+		ernic_cq_ex_free(cq);
 		return NULL;
 	}
 	return &cq->vcq.cq;
 }
 
+/*
+ * Initialised before the CQ exists in the kernel: a QP may be attached
+ * to it from then on.
+ */
+int ernic_cq_init(struct ernic_cq *cq)
+{
+	list_head_init(&cq->sq_qps);
+	list_head_init(&cq->rq_qps);
+	return pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+/*
+ * @qp joins (@join) or leaves @cq, on its list @l through @n when it is
+ * direct (polled here), else in the count of QPs the kernel polls.
+ */
+static void ernic_cq_track(struct ernic_qp *qp, struct ernic_cq *cq,
+			   struct list_head *l, struct list_node *n, bool join)
+{
+	pthread_spin_lock(&cq->lock);
+	if (qp->direct && join)
+		list_add_tail(l, n);
+	else if (qp->direct)
+		list_del(n);
+	else if (join)
+		cq->kernel_qps++;
+	else
+		cq->kernel_qps--;
+	pthread_spin_unlock(&cq->lock);
+}
+
+void ernic_cq_attach(struct ernic_qp *qp)
+{
+	ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps, &qp->dq.scq_node, true);
+	ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps, &qp->dq.rcq_node, true);
+}
+
+void ernic_cq_detach(struct ernic_qp *qp)
+{
+	ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps, &qp->dq.scq_node, false);
+	ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps, &qp->dq.rcq_node, false);
+}
+
+/*
+ * The direct QPs' completions, read here, then the others' through the
+ * kernel (only when the CQ has any: a QP the driver could not make
+ * direct).
+ */
+int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct ernic_cq *cq = to_ecq(ibcq);
+	struct ernic_qp *qp;
+	int got = 0, k;
+
+	pthread_spin_lock(&cq->lock);
+	list_for_each(&cq->sq_qps, qp, dq.scq_node) {
+		if (got == n)
+			break;
+		got += ernic_dq_poll_sq(qp, n - got, wc + got);
+	}
+	list_for_each(&cq->rq_qps, qp, dq.rcq_node) {
+		if (got == n)
+			break;
+		got += ernic_dq_poll_rq(qp, n - got, wc + got);
+	}
+	k = cq->kernel_qps;
+	pthread_spin_unlock(&cq->lock);
+	if (k && got < n) {
+		k = ibv_cmd_poll_cq(ibcq, n - got, wc + got);
+		if (k < 0)
+			return got ? got : k;
+		got += k;
+	}
+	return got;
+}
+
 static int ernic_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct ernic_cq *cq = container_of(ibcq, struct ernic_cq, vcq.cq);
+	struct ernic_cq *cq = to_ecq(ibcq);
 	int ret = ibv_cmd_destroy_cq(ibcq);
 
 	if (!ret)
@@ -143,22 +240,45 @@ static int ernic_destroy_cq(struct ibv_cq *ibcq)
 	return ret;
 }
 
+/* ibv_create_qp() is ibv_create_qp_ex() with a PD (ernic_ex.c). */
 static struct ibv_qp *ernic_create_qp(struct ibv_pd *pd,
 				      struct ibv_qp_init_attr *attr)
 {
-	struct ib_uverbs_create_qp_resp resp;
-	struct ibv_create_qp cmd;
-	struct ernic_qp *qp;
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct ibv_qp *qp = ernic_create_qp_ex(pd->context, &ex);
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp)
-		return NULL;
-	if (ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd), &resp,
-			      sizeof(resp))) {
-		free(qp);
-		return NULL;
-	}
-	return &qp->vqp.qp;
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+/*
+ * The driver's create_qp with a request for a direct QP, when the
+ * context may have them; with the driver's answer in @resp.
+ */
+int ernic_create_qp_cmd(struct ibv_context *context, struct ernic_qp *qp,
+			struct ibv_qp_init_attr_ex *attr,
+			struct ernic_create_qp_resp *resp)
+{
+	struct ernic_create_qp_req cmd = {};
+	struct ernic_create_qp_rsp rsp = {};
+	int ret;
+
+	cmd.drv.flags = to_ectx(context)->direct ? ERNIC_QP_DIRECT : 0;
+	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, &cmd.ibv_cmd,
+				   sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
+	*resp = rsp.drv;
+	return ret;
 }
 
 static int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -170,24 +290,51 @@ static int ernic_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
-static int ernic_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+static int ernic_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			   int attr_mask)
 {
+	struct ernic_qp *qp = to_eqp(ibqp);
 	struct ibv_modify_qp cmd;
+	int ret;
 
-	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!ret && qp->direct)
+		ernic_dq_modified(qp, attr, attr_mask);
+	return ret;
 }
 
 static int ernic_destroy_qp(struct ibv_qp *ibqp)
 {
-	struct ernic_qp *qp = container_of(ibqp, struct ernic_qp, vqp.qp);
+	struct ernic_qp *qp = to_eqp(ibqp);
 	int ret = ibv_cmd_destroy_qp(ibqp);
 
 	if (!ret) {
+		ernic_cq_detach(qp);
+		ernic_dq_unmap(qp);
 		ernic_qp_ex_free(qp);
 		free(qp);
 	}
 	return ret;
+}
+
+static int ernic_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+
+	if (qp->direct)
+		return ernic_dq_post_send(qp, wr, bad, false);
+	return ibv_cmd_post_send(ibqp, wr, bad);
+}
+
+static int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+
+	if (qp->direct)
+		return ernic_dq_post_recv(qp, wr, bad);
+	return ibv_cmd_post_recv(ibqp, wr, bad);
 }
 
 static struct ibv_ah *ernic_create_ah(struct ibv_pd *pd,
@@ -229,10 +376,10 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.destroy_qp = ernic_destroy_qp,
 	.free_context = ernic_free_context,
 	.modify_qp = ernic_modify_qp,
-	/* The doorbells: the kernel driver writes the WQEs and rings. */
-	.poll_cq = ibv_cmd_poll_cq,
-	.post_recv = ibv_cmd_post_recv,
-	.post_send = ibv_cmd_post_send,
+	/* Direct QPs here, others through the kernel driver. */
+	.poll_cq = ernic_poll_cq,
+	.post_recv = ernic_post_recv,
+	.post_send = ernic_post_send,
 	.query_device_ex = ernic_query_device,
 	.query_port = ernic_query_port,
 	.query_qp = ernic_query_qp,
@@ -244,20 +391,23 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
 {
-	struct ib_uverbs_get_context_resp resp;
+	struct ernic_get_context_rsp resp = {};
 	struct ibv_get_context cmd;
 	struct ernic_context *ctx;
+	const char *env = getenv("ERNIC_DIRECT");
 
 	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
 					   RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;
-	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd), &resp,
-				sizeof(resp))) {
+	if (ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp))) {
 		verbs_uninit_context(&ctx->ibv_ctx);
 		free(ctx);
 		return NULL;
 	}
+	ctx->direct = (resp.drv.flags & ERNIC_UCTX_DIRECT) &&
+		      !(env && !strcmp(env, "0"));
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }

@@ -9,10 +9,15 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include <ccan/list.h>
 #include <infiniband/driver.h>
 
 /* The PCI identity of -device ernic (ERNIC_PCI_VENDOR_ID, _DEVICE_ID). */
 #include "hw/rdma/ernic_regs.h"
+/* ERNIC-X: WQE, SGE and metadata layouts, the doorbell page. */
+#include "hw/rdma/ernic_ext_regs.h"
+/* The driver-private uverbs data. */
+#include "hw/rdma/ernic_abi.h"
 
 /* The kernel driver's uverbs_abi_ver (guest-driver/ernic_ib.c). */
 #define ERNIC_UVERBS_ABI	1
@@ -29,6 +34,7 @@ struct ernic_device {
 
 struct ernic_context {
 	struct verbs_context ibv_ctx;
+	bool direct;			/* the driver gives direct QPs */
 };
 
 struct ernic_cq {
@@ -37,6 +43,56 @@ struct ernic_cq {
 	/* ibv_start_poll() to ibv_end_poll(): one thread at a time */
 	pthread_spinlock_t poll_lock;
 	bool poll_api;			/* made by ibv_create_cq_ex() */
+	/* The QPs it completes for: direct ones polled here, others counted */
+	pthread_spinlock_t lock;	/* the lists, and polling them */
+	struct list_head sq_qps;
+	struct list_head rq_qps;
+	unsigned int kernel_qps;	/* polled through the kernel */
+};
+
+/* What a direct QP remembers of a send WR: its CQE has 16 bits of it. */
+struct ernic_dswqe {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint8_t opcode;			/* enum ibv_wc_opcode */
+	bool signaled;
+};
+
+/*
+ * A direct QP (ernic_direct.c): its rings, status page and doorbell page
+ * are mapped here; WQEs are written and completions read with no system
+ * call.
+ */
+struct ernic_dq {
+	void *map[ERNIC_UQ_NR];
+	size_t len[ERNIC_UQ_NR];
+	uint8_t *sq;			/* 128-byte WQEs */
+	const volatile uint32_t *cqe;
+	uint8_t *rq;			/* 64-byte receive WQEs */
+	const uint8_t *meta;
+	const volatile struct ernic_uq_status *st;
+	volatile uint32_t *udb;		/* the QP's page of BAR3 */
+	uint32_t sq_depth, rq_depth;
+
+	pthread_spinlock_t sq_lock;	/* the SQ indices and swqe[] */
+	uint32_t sq_pi;
+	uint32_t sq_ci;
+	bool sq_unrung;			/* posted in SQD: rung in RTS */
+	bool err_taken;			/* the first ERRFLAG's status given */
+	struct ernic_dswqe *swqe;
+	uint8_t *inl;			/* ERNIC_DQ_INLINE bytes per slot */
+	struct ibv_mr *inl_mr;
+
+	pthread_spinlock_t rq_lock;	/* the RQ indices and rwr_id[] */
+	uint32_t rq_ci;			/* RQCIi as last written */
+	uint32_t rq_seen;		/* next RQ slot the device fills */
+	uint32_t rwqe_pi, rwqe_ci;	/* posted receive WRs, FIFO */
+	uint64_t *rwr_id;
+
+	uint32_t dest_qpn;		/* src_qp of receive completions */
+	bool sig_all;
+	struct list_node scq_node;
+	struct list_node rcq_node;
 };
 
 struct ernic_qp {
@@ -51,7 +107,25 @@ struct ernic_qp {
 	/* wr_start() to wr_complete()/wr_abort(): one thread at a time */
 	pthread_spinlock_t wr_lock;
 	bool wr_api;			/* created with send_ops_flags */
+	bool direct;
+	struct ernic_dq dq;		/* a direct QP's own */
+	struct ernic_cq *scq, *rcq;
 };
+
+static inline struct ernic_context *to_ectx(struct ibv_context *ibctx)
+{
+	return container_of(ibctx, struct ernic_context, ibv_ctx.context);
+}
+
+static inline struct ernic_cq *to_ecq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct ernic_cq, vcq.cq);
+}
+
+static inline struct ernic_qp *to_eqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct ernic_qp, vqp.qp);
+}
 
 struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 				     struct ibv_cq_init_attr_ex *attr);
@@ -59,5 +133,26 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 void ernic_qp_ex_free(struct ernic_qp *qp);
 void ernic_cq_ex_free(struct ernic_cq *cq);
+int ernic_cq_init(struct ernic_cq *cq);
+int ernic_create_qp_cmd(struct ibv_context *context, struct ernic_qp *qp,
+			struct ibv_qp_init_attr_ex *attr,
+			struct ernic_create_qp_resp *resp);
+int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc);
+void ernic_cq_attach(struct ernic_qp *qp);
+void ernic_cq_detach(struct ernic_qp *qp);
+
+/* ernic_direct.c: direct QPs */
+int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
+		 const struct ernic_create_qp_resp *resp,
+		 const struct ibv_qp_cap *cap);
+void ernic_dq_unmap(struct ernic_qp *qp);
+int ernic_dq_post_send(struct ernic_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad, bool whole);
+int ernic_dq_post_recv(struct ernic_qp *qp, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad);
+int ernic_dq_poll_sq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
+int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
+void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
+		       int mask);
 
 #endif /* ERNIC_PROVIDER_H */

@@ -4,11 +4,11 @@
  * polling API (ibv_start_poll() and the ibv_wc_read_*() readers) and
  * ibv_create_qp_ex() with the ibv_wr_*() posting API.
  *
- * As for the rest of this provider, nothing of the device is mapped: a
- * poll is one uverbs POLL_CQ command, and the WRs built between
- * ibv_wr_start() and ibv_wr_complete() are kept here and handed to the
- * kernel driver as one chain by a single POST_SEND, which checks them as
- * it checks every user WR (docs/driver.md, "User space").
+ * A poll is ernic_poll_cq()'s, and the WRs built between ibv_wr_start()
+ * and ibv_wr_complete() are kept here and posted as one chain, whole or
+ * not at all: by a direct QP itself (ernic_direct.c), or handed to the
+ * kernel driver by a single POST_SEND, which checks them as it checks
+ * every user WR (docs/driver.md, "User space").
  */
 
 #include <config.h>
@@ -33,7 +33,7 @@ static inline struct ernic_cq *to_ecq_ex(struct ibv_cq_ex *cq)
 /* The next completion into cq->wc; ENOENT when there is none. */
 static int ernic_cq_take(struct ernic_cq *cq)
 {
-	int n = ibv_cmd_poll_cq(&cq->vcq.cq, 1, &cq->wc);
+	int n = ernic_poll_cq(&cq->vcq.cq, 1, &cq->wc);
 
 	if (n < 0)
 		return EINVAL;
@@ -128,7 +128,13 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (ernic_cq_init(cq)) {
+		free(cq);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (pthread_spin_init(&cq->poll_lock, PTHREAD_PROCESS_PRIVATE)) {
+		pthread_spin_destroy(&cq->lock);
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
@@ -145,6 +151,7 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 
 void ernic_cq_ex_free(struct ernic_cq *cq)
 {
+	pthread_spin_destroy(&cq->lock);
 	if (cq->poll_api)
 		pthread_spin_destroy(&cq->poll_lock);
 	free(cq);
@@ -337,7 +344,9 @@ static int ernic_wr_complete(struct ibv_qp_ex *ibqp)
 	struct ibv_send_wr *bad;
 	int ret = qp->err;
 
-	if (!ret && qp->nwr) {
+	if (!ret && qp->nwr && qp->direct) {
+		ret = ernic_dq_post_send(qp, qp->wr, &bad, true);
+	} else if (!ret && qp->nwr) {
 		qp->wr[0].send_flags |= ERNIC_SEND_WHOLE_CHAIN;
 		ret = ibv_cmd_post_send(&ibqp->qp_base, qp->wr, &bad);
 	}
@@ -399,11 +408,31 @@ void ernic_qp_ex_free(struct ernic_qp *qp)
 	free(qp->inl);
 }
 
+/* A direct QP's regions mapped, and its CQs told of it. */
+static int ernic_qp_setup(struct ernic_qp *qp, struct ibv_qp_init_attr_ex *attr,
+			  const struct ernic_create_qp_resp *resp)
+{
+	int ret = 0;
+
+	qp->scq = container_of(attr->send_cq, struct ernic_cq, vcq.cq);
+	qp->rcq = container_of(attr->recv_cq, struct ernic_cq, vcq.cq);
+	if (resp->flags & ERNIC_QP_DIRECT) {
+		ret = ernic_dq_map(qp, attr->pd, resp, &attr->cap);
+		qp->dq.sig_all = attr->sq_sig_all;
+	}
+	if (ret)
+		ernic_dq_unmap(qp);
+	else
+		ernic_cq_attach(qp);
+	return ret;
+}
+
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	struct ib_uverbs_ex_create_qp_resp resp;
+	struct ernic_create_qp_resp resp;
 	bool ex = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint32_t mask = attr->comp_mask;
 	struct ernic_qp *qp;
 	int ret;
 
@@ -422,9 +451,18 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = ibv_cmd_create_qp_ex2(context, &qp->vqp, attr, NULL, 0, &resp,
-				    sizeof(resp));
+	/* No creation flags (checked above): not the kernel's business. */
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ernic_create_qp_cmd(context, qp, attr, &resp);
+	attr->comp_mask = mask;
 	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	ret = ernic_qp_setup(qp, attr, &resp);
+	if (ret) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		free(qp);
 		errno = ret;
 		return NULL;
@@ -435,6 +473,8 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 		if (ret) {
 			ernic_qp_ex_free(qp);
 			ibv_cmd_destroy_qp(&qp->vqp.qp);
+			ernic_cq_detach(qp);
+			ernic_dq_unmap(qp);
 			free(qp);
 			errno = ret;
 			return NULL;

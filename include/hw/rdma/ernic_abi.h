@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The uverbs ABI of the ernic guest driver (guest-driver/) and its
+ * rdma-core provider (rdma-core/providers/ernic): the driver-private data
+ * of get_context and create_qp. Shared by both, as the register headers
+ * are shared by device, qtests and driver.
+ *
+ * A provider that sends none of this (an older one) gets what it got
+ * before: every verb a command. A driver that answers none of it (an
+ * older one) reads as "no direct QPs" to the provider.
+ */
+#ifndef HW_RDMA_ERNIC_ABI_H
+#define HW_RDMA_ERNIC_ABI_H
+
+#include <linux/types.h>
+
+/* get_context response: what this context may do. */
+#define ERNIC_UCTX_DIRECT	(1u << 0)	/* direct QPs (ERNIC-X UDB) */
+
+struct ernic_alloc_ucontext_resp {
+	__u32 flags;
+	__u32 reserved;
+};
+
+/*
+ * create_qp: a direct QP is one whose rings and ERNIC-X doorbell page
+ * (docs/extension.md, "User QPs") are mapped into the process, which
+ * writes its WQEs and polls its completions without a system call
+ * (docs/driver.md, "Direct QPs").
+ */
+#define ERNIC_QP_DIRECT		(1u << 0)
+
+struct ernic_create_qp_cmd {
+	__u32 flags;				/* ERNIC_QP_DIRECT: asked for */
+	__u32 reserved;
+};
+
+/* The regions of a direct QP, each mapped at its own key. */
+enum ernic_uq_region {
+	ERNIC_UQ_SQ,		/* sq_depth 128-byte WQEs, read-write */
+	ERNIC_UQ_RQ,		/* rq_depth 64-byte receive WQEs, read-write */
+	ERNIC_UQ_CQ,		/* sq_depth 4-byte CQEs, read-only */
+	ERNIC_UQ_META,		/* rq_depth receive metadata entries, read-only */
+	ERNIC_UQ_STATUS,	/* struct ernic_uq_status, read-only */
+	ERNIC_UQ_UDB,		/* the QP's doorbell page in BAR3 */
+	ERNIC_UQ_NR
+};
+
+struct ernic_create_qp_resp {
+	__u32 flags;				/* ERNIC_QP_DIRECT: granted */
+	__u32 sq_depth;				/* powers of two */
+	__u32 rq_depth;
+	__u32 reserved;
+	__aligned_u64 key[ERNIC_UQ_NR];		/* mmap offsets */
+	__aligned_u64 len[ERNIC_UQ_NR];		/* mapping lengths */
+};
+
+/*
+ * The status page of a direct QP. The device writes the two doorbell
+ * words (PG332 CQDBADDi, RQWPTRDBADDi); the driver writes the rest, the
+ * IBTA state as enum ib_qp_state (= enum ibv_qp_state) and the status of
+ * the first ERRFLAG completion as enum ib_wc_status (= enum
+ * ibv_wc_status), or ERNIC_UQ_NO_STATUS.
+ */
+struct ernic_uq_status {
+	__le32 cq_db;				/* CQHEADi */
+	__le32 rq_db;				/* the RQ producer index */
+	__u32 state;
+	__u32 err_status;
+};
+
+#define ERNIC_UQ_NO_STATUS	0xffffffffu
+
+#endif /* HW_RDMA_ERNIC_ABI_H */

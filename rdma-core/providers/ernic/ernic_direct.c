@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Direct QPs of the ernic provider: posting and polling with no system
+ * call (docs/driver.md, "Direct QPs").
+ *
+ * On a device with ERNIC-X user QPs (UDB, docs/extension.md) the driver
+ * maps a QP's rings into the process: the SQ of 128-byte WQEs with keyed
+ * SGEs, the RQ of 64-byte receive WQEs, the CQ ring and the receive
+ * metadata ring (read-only), a status page with the device's CQ and RQ
+ * doorbell words and the driver's view of the QP state (read-only), and
+ * the QP's own 4 KiB page of BAR3, which holds its SQPIi and RQCIi and
+ * nothing else. Nothing written here is trusted: the device refuses any
+ * WQE of the QP that names memory other than through a key of its PD
+ * (EXTQPCONFi[2]); the checks below only turn what the device would end
+ * in a FATAL into the error return of the post, as the kernel's post
+ * path does for other QPs.
+ */
+
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+
+#include "ernic.h"
+
+/* The driver's limits (guest-driver/ernic.h): 8 MiB a message. */
+#define ERNIC_DQ_MAX_MSG	(8u << 20)
+
+static inline void put_le16(uint8_t *p, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+/* The QP state as the driver last published it (enum ibv_qp_state). */
+static uint32_t ernic_dq_state(struct ernic_dq *q)
+{
+	uint32_t s = q->st->state;
+
+	/* What the driver wrote before the state (err_status) reads after. */
+	udma_from_device_barrier();
+	return s;
+}
+
+/* ---- Mapping ------------------------------------------------------------ */
+
+int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
+		 const struct ernic_create_qp_resp *resp,
+		 const struct ibv_qp_cap *cap)
+{
+	static const int prot[ERNIC_UQ_NR] = {
+		[ERNIC_UQ_SQ] = PROT_READ | PROT_WRITE,
+		[ERNIC_UQ_RQ] = PROT_READ | PROT_WRITE,
+		[ERNIC_UQ_CQ] = PROT_READ,
+		[ERNIC_UQ_META] = PROT_READ,
+		[ERNIC_UQ_STATUS] = PROT_READ,
+		[ERNIC_UQ_UDB] = PROT_READ | PROT_WRITE,
+	};
+	struct ernic_dq *q = &qp->dq;
+	int fd = pd->context->cmd_fd;
+	int r;
+
+	q->sq_depth = resp->sq_depth;
+	q->rq_depth = resp->rq_depth;
+	if (q->sq_depth < 2 || q->rq_depth < 2 ||
+	    resp->len[ERNIC_UQ_SQ] < (size_t)q->sq_depth * ERNIC_XWQE_SIZE ||
+	    resp->len[ERNIC_UQ_RQ] < (size_t)q->rq_depth * ERNIC_RWQE_SIZE ||
+	    resp->len[ERNIC_UQ_CQ] < (size_t)q->sq_depth * ERNIC_CQE_SIZE ||
+	    resp->len[ERNIC_UQ_META] <
+	    (size_t)q->rq_depth * ERNIC_RXMETA_SIZE ||
+	    resp->len[ERNIC_UQ_STATUS] < sizeof(struct ernic_uq_status) ||
+	    resp->len[ERNIC_UQ_UDB] < ERNIC_UDB_RQCI + 4)
+		return EINVAL;
+	for (r = 0; r < ERNIC_UQ_NR; r++) {
+		q->map[r] = mmap(NULL, resp->len[r], prot[r], MAP_SHARED, fd,
+				 resp->key[r]);
+		if (q->map[r] == MAP_FAILED) {
+			q->map[r] = NULL;
+			return errno;
+		}
+		q->len[r] = resp->len[r];
+	}
+	q->sq = q->map[ERNIC_UQ_SQ];
+	q->rq = q->map[ERNIC_UQ_RQ];
+	q->cqe = q->map[ERNIC_UQ_CQ];
+	q->meta = q->map[ERNIC_UQ_META];
+	q->st = q->map[ERNIC_UQ_STATUS];
+	q->udb = q->map[ERNIC_UQ_UDB];
+	q->swqe = calloc(q->sq_depth, sizeof(*q->swqe));
+	q->rwr_id = calloc(q->rq_depth, sizeof(*q->rwr_id));
+	if (!q->swqe || !q->rwr_id)
+		return ENOMEM;
+	/* Inline data beyond SDATA goes from a buffer of the QP's own MR. */
+	if (cap->max_inline_data > ERNIC_WQE_SDATA_MAX) {
+		q->inl = calloc(q->sq_depth, cap->max_inline_data);
+		if (!q->inl)
+			return ENOMEM;
+		q->inl_mr = ibv_reg_mr(pd, q->inl, (size_t)q->sq_depth *
+				       cap->max_inline_data, 0);
+		if (!q->inl_mr)
+			return errno;
+	}
+	if (pthread_spin_init(&q->sq_lock, PTHREAD_PROCESS_PRIVATE) ||
+	    pthread_spin_init(&q->rq_lock, PTHREAD_PROCESS_PRIVATE))
+		return ENOMEM;
+	/* The RQ starts one short of full (guest-driver/ernic_qp.c). */
+	q->rq_seen = q->rq_depth - 1;
+	qp->max_inline = cap->max_inline_data;
+	qp->direct = true;
+	return 0;
+}
+
+void ernic_dq_unmap(struct ernic_qp *qp)
+{
+	struct ernic_dq *q = &qp->dq;
+	int r;
+
+	if (q->inl_mr)
+		ibv_dereg_mr(q->inl_mr);
+	free(q->inl);
+	free(q->swqe);
+	free(q->rwr_id);
+	for (r = 0; r < ERNIC_UQ_NR; r++)
+		if (q->map[r])
+			munmap(q->map[r], q->len[r]);
+	if (qp->direct) {
+		pthread_spin_destroy(&q->sq_lock);
+		pthread_spin_destroy(&q->rq_lock);
+	}
+	memset(q, 0, sizeof(*q));
+	qp->direct = false;
+}
+
+/* ---- Posting -------------------------------------------------------------- */
+
+static uint64_t ernic_sge_total(const struct ibv_sge *sg, int n)
+{
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		t += sg[i].length;
+	return t;
+}
+
+/* The ERNIC opcode of @wr and what its completion reports, as the driver. */
+static int ernic_dq_opcode(const struct ibv_send_wr *wr, uint8_t *op,
+			   uint8_t *wc_op)
+{
+	static const struct {
+		uint8_t op, wc;
+	} map[] = {
+		[IBV_WR_RDMA_WRITE] = { ERNIC_OP_WRITE, IBV_WC_RDMA_WRITE },
+		[IBV_WR_RDMA_WRITE_WITH_IMM] = { ERNIC_OP_WRITE_IMM,
+						 IBV_WC_RDMA_WRITE },
+		[IBV_WR_SEND] = { ERNIC_OP_SEND, IBV_WC_SEND },
+		[IBV_WR_SEND_WITH_IMM] = { ERNIC_OP_SEND_IMM, IBV_WC_SEND },
+		[IBV_WR_RDMA_READ] = { ERNIC_OP_READ, IBV_WC_RDMA_READ },
+		[IBV_WR_SEND_WITH_INV] = { ERNIC_OP_SEND_INV, IBV_WC_SEND },
+	};
+
+	if ((unsigned int)wr->opcode >= sizeof(map) / sizeof(map[0]) ||
+	    (!map[wr->opcode].op && wr->opcode != IBV_WR_RDMA_WRITE))
+		return EINVAL;
+	*op = map[wr->opcode].op;
+	*wc_op = map[wr->opcode].wc;
+	return 0;
+}
+
+static bool ernic_op_rw(uint8_t op)
+{
+	return op == ERNIC_OP_WRITE || op == ERNIC_OP_WRITE_IMM ||
+	       op == ERNIC_OP_READ;
+}
+
+/*
+ * What the device would refuse (FATAL) or the driver refuses on its own
+ * post path: the same rules, so a direct QP fails a post where another
+ * user QP does.
+ */
+static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
+{
+	uint8_t op, wc_op;
+	uint64_t len;
+	int i;
+
+	if (ernic_dq_opcode(wr, &op, &wc_op) || wr->num_sge < 0 ||
+	    wr->num_sge > ERNIC_XWQE_SGES)
+		return EINVAL;
+	len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
+	if (len > ERNIC_DQ_MAX_MSG || (!ernic_op_rw(op) && !len))
+		return EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE)
+		return op != ERNIC_OP_READ && len <= qp->max_inline &&
+		       (len <= ERNIC_WQE_SDATA_MAX && !ernic_op_rw(op) ?
+			true : qp->dq.inl_mr != NULL) ? 0 : EINVAL;
+	/* L_Key 0 names bus memory: the device would refuse it. */
+	for (i = 0; i < wr->num_sge; i++)
+		if (!wr->sg_list[i].lkey)
+			return EINVAL;
+	return 0;
+}
+
+static void ernic_put_sges(uint8_t *g, const struct ibv_sge *sg, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++, g += ERNIC_SGE_SIZE) {
+		put_le64(g + ERNIC_SGE_ADDR, sg[i].addr);
+		put_le32(g + ERNIC_SGE_LEN, sg[i].length);
+		put_le32(g + ERNIC_SGE_LKEY, sg[i].lkey);
+	}
+}
+
+/* Inline data: a SEND of up to 16 bytes in SDATA, else the slot's MR. */
+static void ernic_dq_put_inline(struct ernic_qp *qp, uint8_t *w, uint32_t slot,
+				const struct ibv_send_wr *wr, uint32_t len,
+				uint8_t op)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint8_t *dst = w + ERNIC_WQE_SDATA;
+	struct ibv_sge sge;
+	int i;
+
+	if (ernic_op_rw(op) || len > ERNIC_WQE_SDATA_MAX) {
+		dst = q->inl + (size_t)slot * qp->max_inline;
+		sge = (struct ibv_sge){ .addr = (uintptr_t)dst, .length = len,
+					.lkey = q->inl_mr->lkey };
+		w[ERNIC_XWQE_NSGE] = 1;
+		ernic_put_sges(w + ERNIC_XWQE_SGE, &sge, 1);
+	}
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(dst, (void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		dst += wr->sg_list[i].length;
+	}
+}
+
+/* The checked WR @wr into SQ slot sq_pi (PG332 Table 2-1, ERNIC-X). */
+static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t slot = q->sq_pi;
+	uint8_t *w = q->sq + (size_t)slot * ERNIC_XWQE_SIZE;
+	struct ernic_dswqe *s = &q->swqe[slot];
+	uint32_t len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	uint8_t op, wc_op;
+
+	ernic_dq_opcode(wr, &op, &wc_op);
+	memset(w, 0, ERNIC_XWQE_SIZE);
+	put_le16(w + ERNIC_WQE_WRID, slot);
+	w[ERNIC_WQE_OPCODE] = op;
+	if (ernic_op_rw(op)) {
+		put_le64(w + ERNIC_WQE_ROFFSET, wr->wr.rdma.remote_addr);
+		put_le32(w + ERNIC_WQE_RTAG, wr->wr.rdma.rkey);
+	} else {
+		put_le32(w + ERNIC_WQE_LENGTH, len);
+		if (wr->opcode == IBV_WR_SEND_WITH_INV)
+			put_le32(w + ERNIC_WQE_RTAG, wr->invalidate_rkey);
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		put_le32(w + ERNIC_WQE_IMMDT, be32toh(wr->imm_data));
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		ernic_dq_put_inline(qp, w, slot, wr, len, op);
+	} else {
+		w[ERNIC_XWQE_NSGE] = wr->num_sge;
+		ernic_put_sges(w + ERNIC_XWQE_SGE, wr->sg_list, wr->num_sge);
+	}
+	s->wr_id = wr->wr_id;
+	s->byte_len = len;
+	s->opcode = wc_op;
+	s->signaled = (wr->send_flags & IBV_SEND_SIGNALED) || q->sig_all;
+	q->sq_pi = (slot + 1) % q->sq_depth;
+}
+
+/* SQPIi through the QP's doorbell page, unless SQD holds new WQEs. */
+static void ernic_dq_ring_sq(struct ernic_dq *q, uint32_t state)
+{
+	if (state == IBV_QPS_SQD) {
+		q->sq_unrung = true;
+		return;
+	}
+	q->sq_unrung = false;
+	/* The WQEs are visible before the doorbell (PG332 p.60). */
+	udma_to_device_barrier();
+	mmio_write32((void *)(q->udb + ERNIC_UDB_SQPI / 4), q->sq_pi);
+}
+
+static uint32_t ernic_dq_room(struct ernic_dq *q)
+{
+	return (q->sq_ci + q->sq_depth - q->sq_pi - 1) % q->sq_depth;
+}
+
+/*
+ * Post @wr's chain: WR by WR (ibv_post_send(), *@bad the first refused,
+ * those before it posted), or with @whole all or nothing (ibv_wr_*()).
+ * IBTA 10.8.2: before RTS a post is an immediate error.
+ */
+int ernic_dq_post_send(struct ernic_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad, bool whole)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t state = ernic_dq_state(q), n = 0;
+	struct ibv_send_wr *w;
+	int ret = 0;
+
+	if (state == IBV_QPS_RESET || state == IBV_QPS_INIT ||
+	    state == IBV_QPS_RTR) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&q->sq_lock);
+	for (w = wr; whole && w; w = w->next, n++) {
+		ret = ernic_dq_check(qp, w);
+		if (!ret && n >= ernic_dq_room(q))
+			ret = ENOMEM;
+		if (ret) {
+			*bad = w;
+			goto out;
+		}
+	}
+	for (w = wr; w; w = w->next) {
+		ret = whole ? 0 : ernic_dq_check(qp, w);
+		if (!ret && !ernic_dq_room(q))
+			ret = ENOMEM;
+		if (ret) {
+			*bad = w;
+			break;
+		}
+		ernic_dq_write(qp, w);
+	}
+	if (w != wr)
+		ernic_dq_ring_sq(q, state);
+out:
+	pthread_spin_unlock(&q->sq_lock);
+	return ret;
+}
+
+/*
+ * Receive WRs: each WQE goes to the slot the device fills next after
+ * those granted, and RQCIi grants it (guest-driver/ernic_wr.c). In Error
+ * nothing is granted; polling flushes them.
+ */
+int ernic_dq_post_recv(struct ernic_qp *qp, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t state = ernic_dq_state(q);
+	bool granted = false;
+	int ret = 0, i;
+
+	if (state == IBV_QPS_RESET) {
+		*bad = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&q->rq_lock);
+	for (; wr; wr = wr->next) {
+		uint32_t slot = (q->rq_ci + q->rq_depth - 1) % q->rq_depth;
+		uint8_t *w = q->rq + (size_t)slot * ERNIC_RWQE_SIZE;
+
+		ret = wr->num_sge < 0 || wr->num_sge > ERNIC_RWQE_SGES ?
+		      EINVAL : 0;
+		for (i = 0; !ret && i < wr->num_sge; i++)
+			ret = wr->sg_list[i].lkey ? 0 : EINVAL;
+		if (!ret && q->rwqe_pi - q->rwqe_ci >= q->rq_depth - 1)
+			ret = ENOMEM;
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+		q->rwr_id[q->rwqe_pi % q->rq_depth] = wr->wr_id;
+		q->rwqe_pi++;
+		if (state == IBV_QPS_ERR)
+			continue;
+		memset(w, 0, ERNIC_RWQE_SIZE);
+		ernic_put_sges(w, wr->sg_list, wr->num_sge);
+		q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+		granted = true;
+	}
+	if (granted) {
+		/* The WQEs are visible before RQCIi grants them. */
+		udma_to_device_barrier();
+		mmio_write32((void *)(q->udb + ERNIC_UDB_RQCI / 4), q->rq_ci);
+	}
+	pthread_spin_unlock(&q->rq_lock);
+	return ret;
+}
+
+/* ---- Polling -------------------------------------------------------------- */
+
+/*
+ * An ERRFLAG CQE's status is the driver's to name (from the FATAL code,
+ * guest-driver/ernic_qp.c), published with the Error state. The device
+ * writes the CQE before the driver hears of the FATAL, so while the
+ * published state is not Error a query (which makes the driver read the
+ * status queue, as its own poll does) settles it. An ERRFLAG with no
+ * FATAL behind it is a flush, and the QP stays as it is.
+ */
+static void ernic_dq_err_sync(struct ernic_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	uint32_t s = ernic_dq_state(&qp->dq);
+
+	if (s != IBV_QPS_ERR && s != IBV_QPS_RESET)
+		ibv_query_qp(&qp->vqp.qp, &attr, IBV_QP_STATE, &init);
+}
+
+static enum ibv_wc_status ernic_dq_err_status(struct ernic_dq *q)
+{
+	uint32_t st = q->st->err_status;
+
+	if (q->err_taken || st == ERNIC_UQ_NO_STATUS ||
+	    st > IBV_WC_TM_RNDV_INCOMPLETE)
+		return IBV_WC_WR_FLUSH_ERR;
+	q->err_taken = true;
+	return st;
+}
+
+/* Send completions: CQHEADi's doorbell word, then the CQEs (PG332 p.60). */
+int ernic_dq_poll_sq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t head;
+	int got = 0;
+
+	pthread_spin_lock(&q->sq_lock);
+	head = (le32toh(q->st->cq_db) & 0xffff) % q->sq_depth;
+	/* The CQEs are read after CQHEAD, which the device writes last. */
+	udma_from_device_barrier();
+	while (q->sq_ci != head && got < n) {
+		uint32_t cqe = le32toh(q->cqe[q->sq_ci]);
+		struct ernic_dswqe *s = &q->swqe[q->sq_ci];
+		bool err = cqe & ERNIC_CQE_ERRFLAG_MASK;
+
+		if (err)
+			ernic_dq_err_sync(qp);
+		q->sq_ci = (q->sq_ci + 1) % q->sq_depth;
+		if (!err && !s->signaled)
+			continue;
+		memset(&wc[got], 0, sizeof(wc[got]));
+		wc[got].wr_id = s->wr_id;
+		wc[got].status = err ? ernic_dq_err_status(q) : IBV_WC_SUCCESS;
+		wc[got].opcode = s->opcode;
+		wc[got].byte_len = s->byte_len;
+		wc[got].qp_num = qp->vqp.qp.qp_num;
+		got++;
+	}
+	pthread_spin_unlock(&q->sq_lock);
+	return got;
+}
+
+/* RC opcodes RDMA WRITE FIRST (0x06) .. WRITE ONLY with Immediate (0x0b). */
+#define ERNIC_OPC_WRITE_FIRST		0x06
+#define ERNIC_OPC_WRITE_ONLY_IMM	0x0b
+
+/* A receive the device placed: its metadata entry (docs/extension.md). */
+static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
+{
+	const uint8_t *m = q->meta + (size_t)q->rq_seen * ERNIC_RXMETA_SIZE;
+	uint8_t flags = m[ERNIC_RXMETA_FLAGS];
+	uint8_t opc = m[ERNIC_RXMETA_OPCODE];
+	uint32_t data = get_le32(m + ERNIC_RXMETA_DATA);
+
+	wc->byte_len = get_le32(m + ERNIC_RXMETA_LEN);
+	if (flags & ERNIC_RXMETA_F_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = htobe32(data);
+	} else if (flags & ERNIC_RXMETA_F_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = data;
+	}
+	if (opc >= ERNIC_OPC_WRITE_FIRST && opc <= ERNIC_OPC_WRITE_ONLY_IMM) {
+		wc->opcode = IBV_WC_RECV_RDMA_WITH_IMM;
+		return;
+	}
+	switch (flags >> ERNIC_RXMETA_STATUS_SHIFT) {
+	case ERNIC_RXMETA_ST_OK:
+		break;
+	case ERNIC_RXMETA_ST_LEN:
+		wc->status = IBV_WC_LOC_LEN_ERR;
+		break;
+	default:
+		wc->status = IBV_WC_LOC_PROT_ERR;
+	}
+}
+
+/* Receive completions: the RQ producer index's doorbell word. */
+int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t state = ernic_dq_state(q);
+	uint32_t pi;
+	int got = 0;
+
+	pthread_spin_lock(&q->rq_lock);
+	pi = (le32toh(q->st->rq_db) & 0xffff) % q->rq_depth;
+	/* The metadata is read after the doorbell word that covers it. */
+	udma_from_device_barrier();
+	while (got < n && q->rwqe_ci != q->rwqe_pi) {
+		struct ibv_wc *c = &wc[got];
+
+		memset(c, 0, sizeof(*c));
+		c->wr_id = q->rwr_id[q->rwqe_ci % q->rq_depth];
+		c->qp_num = qp->vqp.qp.qp_num;
+		c->src_qp = q->dest_qpn;
+		c->opcode = IBV_WC_RECV;
+		if (q->rq_seen != pi) {
+			ernic_dq_recv(q, c);
+			q->rq_seen = (q->rq_seen + 1) % q->rq_depth;
+		} else if (state == IBV_QPS_ERR) {
+			/* IBTA 10.3.1: Error flushes receive WRs. */
+			c->status = IBV_WC_WR_FLUSH_ERR;
+		} else {
+			break;
+		}
+		q->rwqe_ci++;
+		got++;
+	}
+	pthread_spin_unlock(&q->rq_lock);
+	return got;
+}
+
+/*
+ * After a modify_qp the driver accepted: Reset empties the rings (the
+ * driver zeroed the device's indices, IBTA drops the WRs), RTS and Error
+ * ring what SQD held back, the remote QPN is what receives report.
+ */
+void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
+		       int mask)
+{
+	struct ernic_dq *q = &qp->dq;
+
+	if (mask & IBV_QP_DEST_QPN)
+		q->dest_qpn = attr->dest_qp_num;
+	if (!(mask & IBV_QP_STATE))
+		return;
+	pthread_spin_lock(&q->sq_lock);
+	if (attr->qp_state == IBV_QPS_RESET) {
+		q->sq_pi = 0;
+		q->sq_ci = 0;
+		q->sq_unrung = false;
+		q->err_taken = false;
+	} else if (q->sq_unrung && (attr->qp_state == IBV_QPS_RTS ||
+				    attr->qp_state == IBV_QPS_ERR)) {
+		ernic_dq_ring_sq(q, attr->qp_state);
+	}
+	pthread_spin_unlock(&q->sq_lock);
+	if (attr->qp_state != IBV_QPS_RESET)
+		return;
+	pthread_spin_lock(&q->rq_lock);
+	q->rq_ci = 0;
+	q->rq_seen = q->rq_depth - 1;
+	q->rwqe_pi = 0;
+	q->rwqe_ci = 0;
+	pthread_spin_unlock(&q->rq_lock);
+}
