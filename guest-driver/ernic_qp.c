@@ -312,8 +312,11 @@ static bool ernic_qp_ext_on(struct ernic_qp *qp, u32 feature)
 	       (qp->qpn != ERNIC_QP_GSI || (ext & ERNIC_EXT_F_QP1));
 }
 
-/* The rings of a QP the driver posts to (a direct QP's are mapped). */
-static void ernic_qp_alloc_rings(struct ernic_qp *qp)
+/*
+ * The rings of a QP the driver posts to and polls, and what it keeps of
+ * its WRs (a direct QP's rings are mapped, and its process keeps those).
+ */
+static int ernic_qp_alloc_rings(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
 
@@ -327,6 +330,8 @@ static void ernic_qp_alloc_rings(struct ernic_qp *qp)
 	if (!qp->rq)
 		ibdev_err(&qp->dev->ibdev, "QP%u: no contiguous RQ of %u x %u bytes\n",
 			  qp->qpn, qp->rq_depth, qp->rq_elem);
+	qp->swqe = kcalloc(qp->sq_depth, sizeof(*qp->swqe), GFP_KERNEL);
+	qp->rwqe = kcalloc(qp->rq_depth, sizeof(*qp->rwqe), GFP_KERNEL);
 	if (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA))
 		qp->meta = dma_alloc_coherent(d, qp->rq_depth *
 					      ERNIC_RXMETA_SIZE,
@@ -335,26 +340,26 @@ static void ernic_qp_alloc_rings(struct ernic_qp *qp)
 		qp->inl = dma_alloc_coherent(d, (size_t)qp->sq_depth *
 					     ERNIC_MAX_INLINE, &qp->inl_dma,
 					     GFP_KERNEL);
+	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
+	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta) ||
+	    (qp->max_inline > ERNIC_WQE_SDATA_MAX && !qp->inl))
+		return -ENOMEM;
+	return 0;
 }
 
 static int ernic_qp_alloc_queues(struct ernic_qp *qp)
 {
 	struct device *d = &qp->dev->pdev->dev;
+	int ret = qp->direct ? 0 : ernic_qp_alloc_rings(qp);
 
-	if (!qp->direct)
-		ernic_qp_alloc_rings(qp);
-	qp->swqe = kcalloc(qp->sq_depth, sizeof(*qp->swqe), GFP_KERNEL);
-	qp->rwqe = kcalloc(qp->rq_depth, sizeof(*qp->rwqe), GFP_KERNEL);
-	if (qp->qpn == ERNIC_QP_GSI)
+	if (!ret && qp->qpn == ERNIC_QP_GSI) {
 		qp->frames = dma_alloc_coherent(d, qp->sq_depth *
 						ERNIC_GSI_FRAME_SIZE,
 						&qp->frames_dma, GFP_KERNEL);
-	if (!qp->sq || !qp->cqe || !qp->rq || !qp->swqe || !qp->rwqe ||
-	    (qp->qpn == ERNIC_QP_GSI && !qp->frames) ||
-	    (ernic_qp_ext_on(qp, ERNIC_EXT_F_RXMETA) && !qp->meta) ||
-	    (qp->max_inline > ERNIC_WQE_SDATA_MAX && !qp->inl && !qp->direct))
-		return -ENOMEM;
-	return 0;
+		if (!qp->frames)
+			ret = -ENOMEM;
+	}
+	return ret;
 }
 
 static void ernic_qp_free_queues(struct ernic_qp *qp)

@@ -217,10 +217,15 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
 	if (len > ERNIC_DQ_MAX_MSG || (!ernic_op_rw(op) && !len))
 		return EINVAL;
-	if (wr->send_flags & IBV_SEND_INLINE)
-		return op != ERNIC_OP_READ && len <= qp->max_inline &&
-		       (len <= ERNIC_WQE_SDATA_MAX && !ernic_op_rw(op) ?
-			true : qp->dq.inl_mr != NULL) ? 0 : EINVAL;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		if (op == ERNIC_OP_READ || len > qp->max_inline)
+			return EINVAL;
+		/* Beyond a SEND's SDATA: the slot's buffer in the QP's MR. */
+		if ((ernic_op_rw(op) || len > ERNIC_WQE_SDATA_MAX) &&
+		    !qp->dq.inl_mr)
+			return EINVAL;
+		return 0;
+	}
 	/* L_Key 0 names bus memory: the device would refuse it. */
 	for (i = 0; i < wr->num_sge; i++)
 		if (!wr->sg_list[i].lkey)
