@@ -73,6 +73,16 @@ step_list() {
         # the README's main command: ib_write_bw and ib_write_lat
         perftest_steps "ib_write_bw ib_write_lat" "4096 65536 1048576" 2 200
         return ;;
+    one:*)
+        # scripts/bench-guests.sh --one TOOL:SIZE:ITERS: one perftest
+        # step, long enough for a profile
+        t=${steps#one:}
+        n=${t##*:}
+        t=${t%:*}
+        s=${t#*:}
+        t=${t%%:*}
+        perftest_steps "$t" "$s" "$s" "$n"
+        return ;;
     migrate)
         # scripts/guest-migrate-test.sh: steps long enough (several
         # seconds under TCG) for the client to be migrated in each

@@ -444,6 +444,86 @@ static void test_lossy(void)
  * Retransmission limits, stepping the virtual clock.
  */
 
+/*
+ * The transmit window (docs/engine.md, choice 12): request packets sent
+ * beyond the newest PSN the peer acknowledged. It starts at 64, grows
+ * on ACKs up to 512, and halves on every loss that makes the QP retry.
+ */
+#define WINDOW_LOSSES   3
+
+typedef struct Window {
+    uint32_t acked;             /* PSN after the newest acknowledged */
+    uint32_t next;              /* PSN after the newest ever sent */
+    unsigned fresh;             /* packets sent for the first time */
+    unsigned lost;              /* ... of which the link lost */
+    unsigned phase;             /* retries begun so far */
+    int32_t peak[WINDOW_LOSSES + 1];    /* most packets beyond acked */
+} Window;
+
+static Verdict window_filter(void *opaque, int from, const uint8_t *f,
+                             size_t len)
+{
+    Window *w = opaque;
+    uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
+    int32_t out = (int32_t)((psn + 1 - w->acked) << 8) >> 8;
+
+    if (from == 1) {
+        /* An ACK covers its PSN; a NAK's PSN is the one expected. */
+        bool nak = f[F_BTH] == 0x11 && (f[F_BTH + 12] & 0x60);
+
+        w->acked = nak ? psn : psn + 1;
+        return FWD;
+    }
+    if (psn != w->next) {
+        /* Sent before: a retry, after the loss of the newest packet. */
+        w->phase = w->lost;
+    }
+    w->peak[w->phase] = MAX(w->peak[w->phase], out);
+    if (psn != w->next) {
+        return FWD;
+    }
+    w->next = (psn + 1) & 0xffffff;
+    /* Lose the 300th, 600th and 900th packet of the 1024. */
+    if (++w->fresh % 300 == 0 && w->lost < WINDOW_LOSSES) {
+        w->lost++;
+        return DROP;
+    }
+    return FWD;
+}
+
+static void test_window(void)
+{
+    Rig *r = rig_start(NULL);
+    Window win = { .acked = PSN_A, .next = PSN_A };
+    Wire w = { .filter = window_filter, .opaque = &win };
+    uint8_t *p;
+
+    connect_pair(r, &default_cfg);
+    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MR_LEN / 2, 41);
+    /* 1024 packets of 1 KiB: far more than the first window. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, MR_LEN / 2, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 0) & 0xffffff, ==, ERNIC_OP_WRITE << 16);
+    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MR_LEN / 2);
+    g_test_message("window peaks: %d, after losses %d %d %d", win.peak[0],
+                   win.peak[1], win.peak[2], win.peak[3]);
+    g_assert_cmpuint(win.phase, ==, WINDOW_LOSSES);
+    /* Grown beyond its start on ACKs, never beyond 512. */
+    g_assert_cmpint(win.peak[0], >, 64);
+    g_assert_cmpint(win.peak[0], <=, 512);
+    /*
+     * Each loss halved it: at most 256, 128, 64 after the three, and a
+     * few packets more for the ACKs of each retry (one packet each).
+     */
+    for (int k = 1; k <= WINDOW_LOSSES; k++) {
+        g_assert_cmpint(win.peak[k], >, 0);
+        g_assert_cmpint(win.peak[k], <=, (512 >> k) + 8);
+    }
+    g_free(p);
+    rig_stop(r);
+}
+
 static void test_retry_exhausted(void)
 {
     Rig *r = rig_start(NULL);
@@ -1081,6 +1161,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/bidirectional", test_bidirectional);
     qtest_add_func("/ernic/rc/loopback", test_loopback);
     qtest_add_func("/ernic/rc/lossy", test_lossy);
+    qtest_add_func("/ernic/rc/window", test_window);
     qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);
     qtest_add_func("/ernic/rc/rnr", test_rnr);
     qtest_add_func("/ernic/rc/response-order", test_response_order);

@@ -129,10 +129,13 @@ void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
  */
 static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
 {
+    int32_t acked;
+
     psn &= ERNIC_PSN_MASK;
-    if (ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) > 0 &&
-        ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
+    acked = ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN));
+    if (acked > 0 && ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
+        ernic_req_window_grow(&c->qp[qpn], acked);
         ernic_comp_reload_counts(c, qpn);
         /* The transmit window has moved. */
         ernic_sq_doorbell(c, qpn);
@@ -268,6 +271,7 @@ static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
         qp->retries_left--;
     }
     timer_del(qp->retry_timer);
+    ernic_req_window_shrink(qp);
     ernic_req_retransmit(c, qpn, from);
     ernic_sq_update_status(c, qpn);
 }

@@ -61,6 +61,16 @@ static inline bool ernic_pdt_allows(const uint32_t *mr, bool write)
 /* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
 #define ERNIC_READ_RES      16
 /*
+ * Transmit window, in request packets beyond the oldest unacknowledged
+ * PSN: it starts at ERNIC_TXW_START, grows on ACKs up to one
+ * write-retry buffer per packet (PG332 Table 2-6,
+ * C_MAX_WR_RETRY_DATA_BUF_DEPTH: 512 buffers of 4 KiB) and halves on
+ * every retry, down to ERNIC_TXW_FLOOR (docs/engine.md, choice 12).
+ */
+#define ERNIC_TXW_FLOOR     16
+#define ERNIC_TXW_START     64
+#define ERNIC_TXW_MAX       512
+/*
  * Packets (or WQEs completed) one QP may handle per turn of the transmit
  * bottom half, and all QPs together per turn: a turn is bounded whatever
  * the guest programmed (docs/security.md).
@@ -187,6 +197,8 @@ typedef struct ErnicQP {
     uint32_t tx_idx;            /* osq entry being sent (relative) */
     uint32_t tx_pkt;            /* its next packet */
     uint32_t sent_psn;          /* PSN after the newest one ever sent */
+    uint32_t tx_window;         /* packets, ERNIC_TXW_FLOOR .. _MAX */
+    uint32_t tx_ssthresh;       /* above it the window grows by one */
     uint32_t retries_left;
     uint32_t rnr_left;
     bool rnr_wait;              /* RNR NAK timer running */
@@ -528,6 +540,9 @@ void ernic_net_rx_fatal(ErnicCore *c, const ErnicPkt *pkt, uint32_t synd,
 void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn);
 void ernic_sq_process_pending(void *opaque);
 void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from);
+void ernic_req_window_reset(ErnicQP *qp);
+void ernic_req_window_grow(ErnicQP *qp, uint32_t acked);
+void ernic_req_window_shrink(ErnicQP *qp);
 void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn);
 
 /* Completer (ernic_comp.c) */

@@ -63,6 +63,7 @@ void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
     qp->osq_head = qp->osq_count = 0;
     qp->tx_idx = qp->tx_pkt = 0;
     qp->sent_psn = 0;
+    ernic_req_window_reset(qp);
     qp->rnr_wait = false;
     ernic_comp_reload_counts(c, qpn);
     qp->rx_msg = ERNIC_RX_IDLE;

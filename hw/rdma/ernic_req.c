@@ -187,15 +187,40 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
 }
 
 /*
- * Request packets sent beyond the oldest unacknowledged PSN: at most 64,
- * and at most 128 KiB of payload. Hardware is bounded the same way by
- * its write-retry buffers (PG332 C_MAX_WR_RETRY_DATA_BUF_DEPTH); here it
- * keeps a burst, and every whole-WQE retransmission, within what a
- * datagram socket on the way can hold (docs/engine.md).
+ * Request packets sent beyond the oldest unacknowledged PSN. Hardware is
+ * bounded by its write-retry buffers (PG332 Table 2-6: 512 of 4 KiB, one
+ * per packet); here the window also adapts to the link, as TCP's does:
+ * it grows while ACKs come and halves on every retry, so that bursts and
+ * whole-WQE retransmissions fit what a datagram socket on the way holds
+ * (-netdev dgram drops the excess), while a stream socket, which holds
+ * them all, gets the full window (docs/engine.md, choice 12).
  */
 static uint32_t ernic_req_window(ErnicCore *c, uint32_t qpn)
 {
-    return MIN(64, (128 * 1024) / ernic_qp_pmtu(c, qpn));
+    return MIN(MAX(c->qp[qpn].tx_window, ERNIC_TXW_FLOOR), ERNIC_TXW_MAX);
+}
+
+void ernic_req_window_reset(ErnicQP *qp)
+{
+    qp->tx_window = ERNIC_TXW_START;
+    qp->tx_ssthresh = ERNIC_TXW_MAX;
+}
+
+/* @acked packets were acknowledged: doubling per round trip, then +1. */
+void ernic_req_window_grow(ErnicQP *qp, uint32_t acked)
+{
+    uint32_t w = qp->tx_window;
+
+    w += w < qp->tx_ssthresh ? MIN(acked, ERNIC_TXW_MAX) : 1;
+    qp->tx_window = MIN(w, ERNIC_TXW_MAX);
+}
+
+/* Something was lost: half the window, and grow slowly from there. */
+void ernic_req_window_shrink(ErnicQP *qp)
+{
+    qp->tx_ssthresh = MAX(qp->tx_window / 2, ERNIC_TXW_FLOOR);
+    qp->tx_window = qp->tx_ssthresh;
+    trace_ernic_tx_window(qp->qpn, qp->tx_window);
 }
 
 /* The BTH opcode of packet @i of a WQE (IBTA Table 36). */

@@ -498,6 +498,8 @@ static int ernic_vm_post_load(void *opaque, int version_id)
     for (qpn = 1; qpn <= c->num_qp; qpn++) {
         c->qp[qpn].state = ernic_qp_state(c, qpn);
         c->qp[qpn].db_warned = false;
+        /* Not migrated: the link is a new one too. */
+        ernic_req_window_reset(&c->qp[qpn]);
         set_bit(qpn, c->sq_pending);
     }
     trace_ernic_vm_loaded(c->num_qp, g_queue_get_length(&c->lo_queue));
