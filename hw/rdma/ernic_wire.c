@@ -10,7 +10,6 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "net/checksum.h"
-#include <zlib.h>
 #include "net/eth.h"
 #include "hw/rdma/ernic_regs.h"
 #include "ernic_wire.h"
@@ -122,19 +121,19 @@ size_t ernic_wire_build(uint8_t *f, const ErnicPath *p, uint8_t opcode,
 
 uint32_t ernic_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
 {
-    static const uint8_t lrh_mask[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-    };
     size_t iphl = ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t hl = iphl + ERNIC_UDP_HLEN + ERNIC_BTH_LEN;
-    uint8_t m[ERNIC_IPV6_HLEN + ERNIC_UDP_HLEN + ERNIC_BTH_LEN];
-    uLong crc;
+    uint8_t lrh_m[8 + ERNIC_IPV6_HLEN + ERNIC_UDP_HLEN + ERNIC_BTH_LEN];
+    uint8_t *m = lrh_m + 8;
+    uint32_t crc;
 
     /*
      * The invariant CRC covers the IP, UDP and BTH headers with their
      * variant fields replaced by ones (RoCEv2 annex A17.3.3), preceded by
-     * 8 bytes of ones standing for the LRH.
+     * 8 bytes of ones standing for the LRH: one run of bytes, so that
+     * ernic_crc32() folds most of it 16 bytes at a time.
      */
+    memset(lrh_m, 0xff, 8);
     memcpy(m, f + l3, hl);
     if (ipv6) {
         m[0] |= 0x0f;                   /* traffic class, flow label */
@@ -148,10 +147,8 @@ uint32_t ernic_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
     m[iphl + 6] = m[iphl + 7] = 0xff;   /* UDP checksum */
     m[iphl + ERNIC_UDP_HLEN + 4] = 0xff; /* BTH FECN, BECN, resv6 */
 
-    crc = crc32(0, lrh_mask, sizeof(lrh_mask));
-    crc = crc32(crc, m, hl);
-    crc = crc32(crc, f + l3 + hl, len - ERNIC_ICRC_LEN - l3 - hl);
-    return crc;
+    crc = ernic_crc32(0, lrh_m, 8 + hl);
+    return ernic_crc32(crc, f + l3 + hl, len - ERNIC_ICRC_LEN - l3 - hl);
 }
 
 size_t ernic_wire_finish(uint8_t *f, size_t end, uint32_t paylen, bool ipv6)
