@@ -12,6 +12,8 @@
 #   MIB: 64 unless given (verbs: ignored)
 # ERNIC_VERBS_STEPS=full: verbs runs ibv_rc_pingpong at 1 B..1 MiB and each
 # perftest at 2 B..1 MiB (bandwidth) or 2 B..64 KiB (latency).
+# ERNIC_VERBS_STEPS=one:TOOL:SIZE:ITERS: that perftest step alone (e.g.
+# one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
