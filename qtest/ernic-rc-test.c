@@ -575,6 +575,80 @@ static void test_window(void)
     rig_stop(r);
 }
 
+/*
+ * Progress through a long READ starts the retry count again (IBTA
+ * C9-142), even after an ACK that covers the whole READ: a responder
+ * answering a duplicate request after the READ ACKs up to the READ's
+ * last PSN, while responses the requester lost are still owed. Then
+ * nine more responses are lost one at a time, more than the retry count
+ * of 7: each costs a re-ask, and the responses between them are
+ * progress. Before, that ACK moved STATRESPSNi past the READ, its
+ * responses stopped counting as progress, and the eighth re-ask ended
+ * the QP (FATAL 0x06): about one run in 125 of /ernic/rc/lossy.
+ */
+#define RP_READ_PKTS    200
+#define RP_LOSSES       10
+
+typedef struct ReadProgress {
+    bool acked;                 /* the test has sent the ACK */
+    uint32_t expect;            /* the response PSN the requester takes */
+    unsigned since;             /* responses it took since the last loss */
+    unsigned lost;
+} ReadProgress;
+
+static Verdict read_progress_filter(void *opaque, int from,
+                                    const uint8_t *f, size_t len)
+{
+    ReadProgress *p = opaque;
+    uint8_t op = f[F_BTH];
+    uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
+
+    /* READ responses (First, Middle, Last) the requester would take. */
+    if (from != 1 || op < 0x0d || op > 0x0f || psn != p->expect ||
+        p->lost == RP_LOSSES) {
+        return FWD;
+    }
+    /* Lose the 4th, then after the ACK one after every ten taken. */
+    if ((!p->lost && psn == PSN_A + 3) || (p->acked && p->since >= 10)) {
+        p->lost++;
+        p->since = 0;
+        return DROP;
+    }
+    p->expect++;
+    p->since++;
+    return FWD;
+}
+
+static void test_read_progress(void)
+{
+    Rig *r = rig_start(NULL);
+    ReadProgress rp = { .expect = PSN_A };
+    Wire w = { .filter = read_progress_filter, .opaque = &rp };
+    uint8_t *rdp, f[FRAME_MAX], aeth[4];
+    size_t len;
+
+    connect_pair(r, &default_cfg);
+    rdp = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000,
+                      RP_READ_PKTS * 1024, 6);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF, RP_READ_PKTS * 1024, MR_VA + 0x100000,
+         RKEY, 0, NULL);
+    PUMP(r, &w, rp.lost == 1);
+    /* An ACK of the READ's last PSN, with its 3rd response still owed. */
+    stl_be_p(aeth, 0x1f000001);
+    len = respond(r, f, 0x11, PSN_A + RP_READ_PKTS - 1, aeth, 4, 0);
+    wire_write(r->d[0].fd, f, len);
+    rp.acked = true;
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_cmpuint(rp.lost, ==, RP_LOSSES);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    g_assert_cmphex(cqe(r, 0, 0), ==, (ERNIC_OP_READ << 16) | 2);
+    assert_mem(r, DEV_BASE(0) + SRC_OFF, rdp, RP_READ_PKTS * 1024);
+    g_free(rdp);
+    rig_stop(r);
+}
+
 static void test_retry_exhausted(void)
 {
     Rig *r = rig_start(NULL);
@@ -1212,6 +1286,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/bidirectional", test_bidirectional);
     qtest_add_func("/ernic/rc/loopback", test_loopback);
     qtest_add_func("/ernic/rc/lossy", test_lossy);
+    qtest_add_func("/ernic/rc/read-progress", test_read_progress);
     qtest_add_func("/ernic/rc/window", test_window);
     qtest_add_func("/ernic/rc/icrc-lengths", test_icrc_lengths);
     qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);

@@ -123,15 +123,43 @@ void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
 }
 
 /*
+ * The first PSN at or before @psn still owed by a READ: its responses
+ * are acknowledged only as they arrive, whatever an ACK covers.
+ */
+static uint32_t ernic_comp_owed(ErnicQP *qp, uint32_t psn)
+{
+    uint32_t i;
+
+    for (i = 0; i < qp->osq_count; i++) {
+        ErnicOsq *e = ernic_osq(qp, i);
+        uint32_t owed = e->psn + e->read_pkts;
+
+        if (ernic_psn_diff(e->psn, psn) >= 0) {
+            break;
+        }
+        if (e->opcode == ERNIC_OP_READ && !e->done &&
+            ernic_psn_diff(owed, psn) < 0) {
+            return owed & ERNIC_PSN_MASK;
+        }
+    }
+    return psn;
+}
+
+/*
  * The peer has everything before @psn: when that moves STATRESPSNi on,
  * the retry and RNR counts start again (they count retries without
- * progress, IBTA C9-142).
+ * progress, IBTA C9-142). An ACK beyond a READ whose responses are still
+ * owed (a duplicate request answered after the READ arrived) moves it
+ * only to the READ's first missing response: before, it moved past the
+ * whole READ, so the READ's own responses were no progress any more, and
+ * a long READ over a lossy link spent its retry count on re-asks spread
+ * over the whole transfer (FATAL 0x06; `/ernic/rc/read-progress`).
  */
 static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
 {
     int32_t acked;
 
-    psn &= ERNIC_PSN_MASK;
+    psn = ernic_comp_owed(&c->qp[qpn], psn & ERNIC_PSN_MASK);
     acked = ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN));
     if (acked > 0 && ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);

@@ -6,7 +6,7 @@
  *
  * Why: the ICRC of every frame sent and received was 15 to 20 % of each
  * device thread's time between two guests (perf, ib_send_bw 1 MiB,
- * docs/driver.md "Where the time goes"); zlib folds a byte table, about
+ * docs/driver.md "Where the time went"); zlib folds byte tables, about
  * 1.6 GB/s here. The folding and its constants are those of Intel's
  * "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ
  * Instruction" (2009), for the reflected polynomial 0x1DB710641, as in
