@@ -197,7 +197,7 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
  */
 static uint32_t ernic_req_window(ErnicCore *c, uint32_t qpn)
 {
-    return MIN(MAX(c->qp[qpn].tx_window, ERNIC_TXW_FLOOR), ERNIC_TXW_MAX);
+    return c->qp[qpn].tx_window;
 }
 
 void ernic_req_window_reset(ErnicQP *qp)
@@ -206,12 +206,15 @@ void ernic_req_window_reset(ErnicQP *qp)
     qp->tx_ssthresh = ERNIC_TXW_MAX;
 }
 
-/* @acked packets were acknowledged: doubling per round trip, then +1. */
+/*
+ * @acked packets were acknowledged (at most the 2^23 PSNs sent, so no
+ * overflow): doubling per round trip, then +1, never beyond the most.
+ */
 void ernic_req_window_grow(ErnicQP *qp, uint32_t acked)
 {
     uint32_t w = qp->tx_window;
 
-    w += w < qp->tx_ssthresh ? MIN(acked, ERNIC_TXW_MAX) : 1;
+    w += w < qp->tx_ssthresh ? acked : 1;
     qp->tx_window = MIN(w, ERNIC_TXW_MAX);
 }
 
