@@ -163,6 +163,7 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
     acked = ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN));
     if (acked > 0 && ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
+        ernic_req_window_answered(&c->qp[qpn], false);
         ernic_req_window_grow(&c->qp[qpn], acked);
         ernic_comp_reload_counts(c, qpn);
         /* The transmit window has moved. */
@@ -225,6 +226,7 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
                          ernic_qp_reg(c, qpn, ERNIC_SQPSN));
         timer_del(qp->retry_timer);
     }
+    ernic_req_window_answered(qp, false);
     ernic_sq_update_status(c, qpn);
     if (!ok) {
         ernic_comp_dma_fault(c, qpn, "a completion");
@@ -312,8 +314,15 @@ void ernic_comp_retry_timer(void *opaque)
 
     /* Something sent (entry 0 may be partly sent) and unanswered. */
     if (qp->osq_count && (qp->tx_idx || qp->tx_pkt)) {
-        trace_ernic_timeout(qp->qpn, "retransmit");
-        ernic_comp_retry(qp->core, qp->qpn, 0);
+        if (ernic_req_window_stalled(qp)) {
+            /* Only packets the peer has went unanswered: no retry. */
+            trace_ernic_timeout(qp->qpn, "resend window");
+            ernic_comp_arm_retry(qp->core, qp->qpn);
+            ernic_sq_doorbell(qp->core, qp->qpn);
+        } else {
+            trace_ernic_timeout(qp->qpn, "retransmit");
+            ernic_comp_retry(qp->core, qp->qpn, 0);
+        }
     }
     ernic_timer_exit(qp->core, entered);
 }
@@ -417,6 +426,7 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     timer_del(qp->retry_timer);
     qp->tx_idx = i;
     qp->tx_pkt = 0;
+    ernic_req_window_rewound(qp);
     qp->rnr_wait = true;
     timer_mod(qp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + wait);
     ernic_sq_update_status(c, qpn);
@@ -442,6 +452,27 @@ static void ernic_comp_implied_nak(ErnicCore *c, uint32_t qpn, int i)
     }
 }
 
+/*
+ * An ACK that moves nothing while a retry sends again packets the peer
+ * has answers one of them: the window moves on by one, and the peer,
+ * alive, gets a new retransmit period (not a new retry count: this is no
+ * progress, IBTA C9-142). A long WQE resent into a window of 16 would
+ * otherwise need many periods (docs/engine.md, choice 12).
+ */
+static void ernic_comp_resend_answered(ErnicCore *c, uint32_t qpn,
+                                       uint32_t psn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if (((psn + 1) & ERNIC_PSN_MASK) != ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)
+        || !ernic_req_window_answered(qp, true)) {
+        return;
+    }
+    timer_del(qp->retry_timer);
+    ernic_comp_arm_retry(c, qpn);
+    ernic_sq_doorbell(c, qpn);
+}
+
 static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
@@ -451,6 +482,7 @@ static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ernic_count16(c, ERNIC_INAMPKTCNT, false);
     switch (pkt->syndrome & IB_AETH_TYPE_MASK) {
     case IB_AETH_ACK:
+        ernic_comp_resend_answered(c, qpn, pkt->psn);
         ernic_comp_progress(c, qpn, pkt->psn + 1);
         i = ernic_comp_ack_upto(c, qpn, pkt->psn);
         if (i >= 0) {

@@ -199,6 +199,13 @@ typedef struct ErnicQP {
     uint32_t sent_psn;          /* PSN after the newest one ever sent */
     uint32_t tx_window;         /* packets, ERNIC_TXW_FLOOR .. _MAX */
     uint32_t tx_ssthresh;       /* above it the window grows by one */
+    /*
+     * While a retry sends again packets the peer has (tx_resend), the
+     * window counts from tx_base, the oldest of them not yet answered,
+     * instead of STATRESPSNi (ernic_req.c).
+     */
+    uint32_t tx_base;
+    bool tx_resend;
     uint32_t retries_left;
     uint32_t rnr_left;
     bool rnr_wait;              /* RNR NAK timer running */
@@ -543,6 +550,9 @@ void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from);
 void ernic_req_window_reset(ErnicQP *qp);
 void ernic_req_window_grow(ErnicQP *qp, uint32_t acked);
 void ernic_req_window_shrink(ErnicQP *qp);
+void ernic_req_window_rewound(ErnicQP *qp);
+bool ernic_req_window_answered(ErnicQP *qp, bool dup);
+bool ernic_req_window_stalled(ErnicQP *qp);
 void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn);
 
 /* Completer (ernic_comp.c) */

@@ -204,6 +204,76 @@ void ernic_req_window_reset(ErnicQP *qp)
 {
     qp->tx_window = ERNIC_TXW_START;
     qp->tx_ssthresh = ERNIC_TXW_MAX;
+    qp->tx_resend = false;
+}
+
+/* The PSN of the next request packet to send. */
+static uint32_t ernic_req_next_psn(ErnicQP *qp)
+{
+    if (qp->tx_idx < qp->osq_count) {
+        const ErnicOsq *e = &qp->osq[(qp->osq_head + qp->tx_idx) %
+                                     ERNIC_OSQ_DEPTH];
+
+        return (e->psn + qp->tx_pkt) & ERNIC_PSN_MASK;
+    }
+    return qp->sent_psn;
+}
+
+/*
+ * The PSN the window counts from: STATRESPSNi, or while a retry sends
+ * again packets the peer has, the oldest of those not yet answered.
+ */
+static uint32_t ernic_req_window_base(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t una = ernic_qp_reg(c, qpn, ERNIC_STATRESPSN) & ERNIC_PSN_MASK;
+
+    if (qp->tx_resend && ernic_psn_diff(qp->tx_base, una) < 0) {
+        return qp->tx_base;
+    }
+    qp->tx_resend = false;
+    return una;
+}
+
+/*
+ * Transmission went back to the first packet of a WQE (retry, RNR NAK;
+ * PG332 p.10: whole WQEs only). The peer has its packets up to
+ * STATRESPSNi already, but they are on the wire again all the same: they
+ * count in the window from the first. Sent at once, a long WRITE's
+ * overflowed a datagram socket at the same place on every retry
+ * (docs/engine.md, choice 12).
+ */
+void ernic_req_window_rewound(ErnicQP *qp)
+{
+    uint32_t una = ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
+
+    qp->tx_base = ernic_req_next_psn(qp);
+    qp->tx_resend = ernic_psn_diff(qp->tx_base, una & ERNIC_PSN_MASK) < 0;
+}
+
+/*
+ * An ACK while packets the peer has are sent again: one that moves
+ * nothing (@dup) answers one of them, as each asks for an ACK
+ * (ernic_req_send_packet()); one that moves STATRESPSNi answers all
+ * before it. Never beyond what was sent. True if the window moved.
+ */
+bool ernic_req_window_answered(ErnicQP *qp, bool dup)
+{
+    uint32_t next = ernic_req_next_psn(qp), base;
+
+    if (!qp->tx_resend) {
+        return false;
+    }
+    base = dup ? qp->tx_base + 1 :
+           ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
+    if (ernic_psn_diff(base, next) > 0) {
+        base = next;
+    }
+    if (ernic_psn_diff(base, qp->tx_base) <= 0) {
+        return false;
+    }
+    qp->tx_base = base & ERNIC_PSN_MASK;
+    return true;
 }
 
 /*
@@ -224,6 +294,28 @@ void ernic_req_window_shrink(ErnicQP *qp)
     qp->tx_ssthresh = MAX(qp->tx_window / 2, ERNIC_TXW_FLOOR);
     qp->tx_window = qp->tx_ssthresh;
     trace_ernic_tx_window(qp->qpn, qp->tx_window);
+}
+
+/*
+ * The retransmit period ran out while a retry was still sending packets
+ * the peer has, and some went unanswered since the last period: they or
+ * their ACKs were lost, which costs nothing, as the peer has them.
+ * Without this the window, short of the answers, would stop the retry at
+ * the same place every time. The window moves past them and the retry
+ * goes on; true if so. A period in which nothing could be sent (a
+ * blocked backend) is a retry as before, and counts.
+ */
+bool ernic_req_window_stalled(ErnicQP *qp)
+{
+    uint32_t una = ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
+    uint32_t next = ernic_req_next_psn(qp);
+
+    if (!qp->tx_resend || next == qp->tx_base ||
+        ernic_psn_diff(next, una & ERNIC_PSN_MASK) >= 0) {
+        return false;
+    }
+    qp->tx_base = next;
+    return true;
 }
 
 /* The BTH opcode of packet @i of a WQE (IBTA Table 36). */
@@ -328,13 +420,18 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
 
     ernic_qp_path(c, qpn, &path);
     /*
-     * AckReq on the last packet of every message (as rxe), and every
-     * quarter window inside long ones so that the window keeps moving.
+     * AckReq on the last packet of every message (as rxe), every quarter
+     * window inside long ones so that the window keeps moving, and on
+     * every packet sent again that the peer has: its ACK frees its place
+     * in the window (ernic_req_window_answered()).
      */
     end = ernic_wire_build(f, &path, opcode, e->psn + i,
                            opcode == IB_OPC_READ_REQUEST ||
                            i + 1 == e->npkts ||
-                           (i + 1) % (ernic_req_window(c, qpn) / 4) == 0,
+                           (i + 1) % (ernic_req_window(c, qpn) / 4) == 0 ||
+                           ernic_psn_diff(e->psn + i,
+                                          ernic_qp_reg(c, qpn,
+                                                       ERNIC_STATRESPSN)) < 0,
                            ext, paylen);
     p = f + end;
     if (flags & ERNIC_OPF_RETH) {
@@ -521,9 +618,9 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
             }
             if (e->opcode != ERNIC_OP_READ &&
                 ernic_psn_diff(e->psn + qp->tx_pkt,
-                               ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) >=
+                               ernic_req_window_base(c, qpn)) >=
                 (int32_t)ernic_req_window(c, qpn)) {
-                /* Window full: an ACK moving STATRESPSNi on resumes us. */
+                /* Window full: an ACK that moves it resumes us. */
                 break;
             }
             (*budget)--;
@@ -602,6 +699,7 @@ void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
                                          ERNIC_OSQ_DEPTH].psn);
     qp->tx_idx = from;
     qp->tx_pkt = 0;
+    ernic_req_window_rewound(qp);
     ernic_count32(c, ERNIC_RETRYCNTSTS);
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
                      ernic_qp_reg(c, qpn, ERNIC_STATQP) |

@@ -500,6 +500,7 @@ static int ernic_vm_post_load(void *opaque, int version_id)
         c->qp[qpn].db_warned = false;
         /* Not migrated: the link is a new one too. */
         ernic_req_window_reset(&c->qp[qpn]);
+        ernic_req_window_rewound(&c->qp[qpn]);
         set_bit(qpn, c->sq_pending);
     }
     trace_ernic_vm_loaded(c->num_qp, g_queue_get_length(&c->lo_queue));
