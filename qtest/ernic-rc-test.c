@@ -521,6 +521,12 @@ static void test_icrc_lengths(void)
  */
 #define WINDOW_LOSSES   3
 
+/* @a - @b in the 24-bit PSN space, as the device's ernic_psn_diff(). */
+static int32_t psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
 typedef struct Window {
     uint32_t acked;             /* PSN after the newest acknowledged */
     uint32_t next;              /* PSN after the newest ever sent */
@@ -535,7 +541,7 @@ static Verdict window_filter(void *opaque, int from, const uint8_t *f,
 {
     Window *w = opaque;
     uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
-    int32_t out = (int32_t)((psn + 1 - w->acked) << 8) >> 8;
+    int32_t out = psn_diff(psn + 1, w->acked);
 
     if (from == 1) {
         /* An ACK covers its PSN; a NAK's PSN is the one expected. */
@@ -636,7 +642,7 @@ static Verdict resend_filter(void *opaque, int from, const uint8_t *f,
         }
         return FWD;
     }
-    if ((int32_t)((psn - s->acked) << 8) >> 8 < 0) {
+    if (psn_diff(psn, s->acked) < 0) {
         s->resent++;
         s->peak = MAX(s->peak, s->resent - s->answers);
         return FWD;
@@ -869,6 +875,80 @@ static void test_rnr(void)
     g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, ==, 4);
     g_assert_cmphex(fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_RNR_COUNTER);
+    g_assert_cmphex(cqe(r, 0, 2), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 3);
+    g_free(p);
+    rig_stop(r);
+}
+
+/*
+ * A full window waits for an ACK under the retransmit timer. A SEND sent
+ * behind a READ is answered with an RNR NAK that arrives late, after a
+ * retry has halved the window so that the SEND no longer fits behind the
+ * READ, whose responses are all lost. The RNR NAK stopped the retransmit
+ * timer, the SEND could not be sent when its wait ended, and nothing was
+ * left to start the timer again: the QP sat idle for good, with no
+ * FATAL (found by the 10 % wire-fault soak, docs/fuzzing.md).
+ */
+typedef struct LateRnr {
+    int fd0;                    /* the requester's end of the wire */
+    uint8_t rnr[FRAME_MAX];     /* the RNR NAK, held back */
+    size_t rnr_len;
+    int reads;                  /* READ requests sent */
+    bool injected;
+} LateRnr;
+
+static Verdict late_rnr_filter(void *opaque, int from, const uint8_t *f,
+                               size_t len)
+{
+    LateRnr *s = opaque;
+    uint8_t op = f[F_BTH];
+
+    if (from == 1 && op >= 0x0d && op <= 0x10) {
+        return DROP;            /* every READ response is lost */
+    }
+    if (from == 1 && op == 0x11 && (f[F_BTH + 12] & 0x60) == 0x20 &&
+        !s->rnr_len) {
+        memcpy(s->rnr, f, len);
+        s->rnr_len = len;
+        return DROP;
+    }
+    if (from == 0 && op == 0x0c && ++s->reads == 2 && s->rnr_len) {
+        /* The READ asked again: the window has been halved. */
+        wire_write(s->fd0, s->rnr, s->rnr_len);
+        s->injected = true;
+    }
+    return FWD;
+}
+
+static void test_late_rnr(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    LateRnr s = { .fd0 = r->d[0].fd };
+    Wire w = { .filter = late_rnr_filter, .opaque = &s, .step_ns = 100000 };
+    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 5);
+
+    cfg.rq_depth = 2;           /* holds one buffer, never given back */
+    cfg.rqbuf = 4096;
+    cfg.timeout = 10;           /* 4.2 ms */
+    cfg.rnr_retry = 2;
+    connect_pair(r, &cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    /* 40 PSNs: within the first window of 64, beyond a halved one. */
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF + 0x100000, 40 * 1024, MR_VA, RKEY, 0, NULL);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
+         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    PUMP(r, &w, all_done(r, 0, QPN_A));
+    g_assert_true(s.injected);
+    /* The READ's retries ran out: FATAL 0x06, not an idle QP. */
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
+    g_assert_cmphex(cqe(r, 0, 0), ==, (ERNIC_OP_SEND << 16) | 1);
+    g_assert_cmphex(cqe(r, 0, 1), ==, (1u << 24) | (ERNIC_OP_READ << 16) | 2);
     g_assert_cmphex(cqe(r, 0, 2), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 3);
     g_free(p);
     rig_stop(r);
@@ -1424,6 +1504,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/icrc-lengths", test_icrc_lengths);
     qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);
     qtest_add_func("/ernic/rc/rnr", test_rnr);
+    qtest_add_func("/ernic/rc/late-rnr", test_late_rnr);
     qtest_add_func("/ernic/rc/response-order", test_response_order);
     qtest_add_func("/ernic/validation/drops", test_validation_drops);
     qtest_add_func("/ernic/validation/sequence", test_validation_sequence);

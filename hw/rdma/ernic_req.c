@@ -620,7 +620,13 @@ static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
                 ernic_psn_diff(e->psn + qp->tx_pkt,
                                ernic_req_window_base(c, qpn)) >=
                 (int32_t)ernic_req_window(c, qpn)) {
-                /* Window full: an ACK that moves it resumes us. */
+                /*
+                 * Window full: an ACK that moves it resumes us, and the
+                 * retransmit timer stands in for one that never comes.
+                 * Whatever stopped the timer (an RNR NAK) must not leave
+                 * the QP waiting for good (`/ernic/rc/late-rnr`).
+                 */
+                ernic_comp_arm_retry(c, qpn);
                 break;
             }
             (*budget)--;
