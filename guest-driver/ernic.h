@@ -96,6 +96,7 @@ struct ernic_mr {
 	struct ib_mr ibmr;
 	u32 idx;			/* PD/MR or extended table entry */
 	struct ib_umem *umem;		/* a user MR's pinned pages */
+	int access;			/* a user MR's IB_ACCESS_* */
 	/* A fast-registration MR's page list (ERNIC-X) */
 	__le64 *pages;
 	dma_addr_t pages_dma;
@@ -112,6 +113,7 @@ struct ernic_av {
 	u8 hop_limit;
 	u8 tclass;
 	u32 flow_label;
+	u32 sgid_index;		/* the source GID's, for query_qp/query_ah */
 };
 
 struct ernic_ah {
@@ -372,12 +374,16 @@ int ernic_add_gid(const struct ib_gid_attr *attr, void **context);
 int ernic_del_gid(const struct ib_gid_attr *attr, void **context);
 int ernic_av_from_attr(struct ernic_dev *dev, const struct rdma_ah_attr *ah,
 		       struct ernic_av *av);
+void ernic_av_to_attr(const struct ernic_av *av, struct rdma_ah_attr *ah);
 
 /* ernic_mr.c: MRs in the PG332 table or the ERNIC-X one */
 void ernic_ext_init(struct ernic_dev *dev);
 struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *ernic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 len, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 struct ib_mr *ernic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int ernic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,

@@ -178,7 +178,23 @@ int ernic_av_from_attr(struct ernic_dev *dev, const struct rdma_ah_attr *ah,
 	av->hop_limit = grh->hop_limit;
 	av->tclass = grh->traffic_class;
 	av->flow_label = grh->flow_label;
+	av->sgid_index = sgid->index;
 	return 0;
+}
+
+/*
+ * The attributes that gave @av, whole: what query_qp and query_ah return
+ * must be taken back by modify_qp and create_ah (port and source GID
+ * included), as ibv_query_qp(3) users do when they restate a QP.
+ */
+void ernic_av_to_attr(const struct ernic_av *av, struct rdma_ah_attr *ah)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(ah, 1);
+	rdma_ah_set_grh(ah, (union ib_gid *)av->dip, av->flow_label,
+			av->sgid_index, av->hop_limit, av->tclass);
+	memcpy(ah->roce.dmac, av->dmac, ETH_ALEN);
 }
 
 static int ernic_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -221,11 +237,7 @@ static int ernic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 {
 	struct ernic_ah *ah = container_of(ibah, struct ernic_ah, ibah);
 
-	memset(attr, 0, sizeof(*attr));
-	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_grh(attr, (union ib_gid *)ah->av.dip, ah->av.flow_label,
-			0, ah->av.hop_limit, ah->av.tclass);
-	memcpy(attr->roce.dmac, ah->av.dmac, ETH_ALEN);
+	ernic_av_to_attr(&ah->av, attr);
 	return 0;
 }
 
@@ -271,6 +283,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.query_qp = ernic_query_qp,
 	.reg_user_mr = ernic_reg_user_mr,
 	.req_notify_cq = ernic_req_notify_cq,
+	.rereg_user_mr = ernic_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, ernic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, ernic_cq, ibcq),

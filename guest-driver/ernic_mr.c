@@ -191,14 +191,21 @@ static struct ernic_mr *ernic_mr_new(struct ernic_dev *dev)
 	return mr;
 }
 
-static void ernic_mr_free(struct ernic_dev *dev, struct ernic_mr *mr)
+/* Only once no entry points at them: the device no longer reaches them. */
+static void ernic_mr_unpin(struct ernic_dev *dev, struct ernic_mr *mr)
 {
-	/* After the entry is freed: the device no longer reaches the pages. */
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	if (mr->pages)
 		dma_free_coherent(&dev->pdev->dev, mr->max_pages * sizeof(u64),
 				  mr->pages, mr->pages_dma);
+	mr->umem = NULL;
+	mr->pages = NULL;
+}
+
+static void ernic_mr_free(struct ernic_dev *dev, struct ernic_mr *mr)
+{
+	ernic_mr_unpin(dev, mr);
 	ida_free(&dev->mr_ida, mr->idx);
 	kfree(mr);
 }
@@ -271,6 +278,45 @@ static int ernic_umem_pages(struct ernic_dev *dev, struct ernic_mr *mr,
 }
 
 /*
+ * Pins [start, start + len) into @mr, which holds no pages, as a page
+ * list for @iova in the largest pages the memory allows.
+ */
+static int ernic_umr_pin(struct ernic_dev *dev, struct ernic_mr *mr,
+			 u64 start, u64 len, u64 iova, int access)
+{
+	struct ib_umem *umem = ib_umem_get(&dev->ibdev, start, len, access);
+	unsigned long pgsz;
+
+	if (IS_ERR(umem))
+		return PTR_ERR(umem);
+	mr->umem = umem;
+	pgsz = ib_umem_find_best_pgsz(umem, ERNIC_USER_PGSZ, iova);
+	if (!pgsz)
+		return -EINVAL;
+	mr->ibmr.page_size = pgsz;
+	return ernic_umem_pages(dev, mr, pgsz);
+}
+
+/* Points @mr's entry at @mr's pages, for @pdn with @access. */
+static int ernic_umr_write(struct ernic_dev *dev, struct ernic_mr *mr,
+			   u32 pdn, u64 iova, u64 len, int access)
+{
+	struct ernic_ext_mr m = {
+		.state = ERNIC_MR_VALID,
+		.key = mr->ibmr.lkey & 0xff,
+		.pdn = pdn,
+		.acc = ernic_mracc(access) |
+		       ilog2(mr->ibmr.page_size) << ERNIC_MRACC_SHIFT_SHIFT,
+		.iova = iova,
+		.len = len,
+		.pbl = mr->pages_dma,
+		.npages = mr->npages,
+	};
+
+	return ernic_ext_mr_write(dev, mr->idx, &m);
+}
+
+/*
  * A user MR (uverbs): the pinned pages of [start, start + len) as a page
  * list of the extended table, at the process's IOVA, in the largest
  * pages the memory allows. Its keys are the device's to check on every
@@ -280,13 +326,6 @@ struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 				u64 iova, int access, struct ib_udata *udata)
 {
 	struct ernic_dev *dev = to_edev(ibpd->device);
-	struct ernic_ext_mr m = {
-		.state = ERNIC_MR_VALID,
-		.pdn = to_epd(ibpd)->pdn,
-		.iova = iova,
-		.len = len,
-	};
-	unsigned long pgsz;
 	struct ernic_mr *mr;
 	int ret;
 
@@ -295,30 +334,81 @@ struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	mr = ernic_mr_new(dev);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->umem = ib_umem_get(ibpd->device, start, len, access);
-	if (IS_ERR(mr->umem)) {
-		ret = PTR_ERR(mr->umem);
-		mr->umem = NULL;
-		goto err;
+	ret = ernic_umr_pin(dev, mr, start, len, iova, access);
+	if (!ret)
+		ret = ernic_umr_write(dev, mr, to_epd(ibpd)->pdn, iova, len,
+				      access);
+	if (ret) {
+		ernic_mr_free(dev, mr);
+		return ERR_PTR(ret);
 	}
-	pgsz = ib_umem_find_best_pgsz(mr->umem, ERNIC_USER_PGSZ, iova);
-	ret = pgsz ? ernic_umem_pages(dev, mr, pgsz) : -EINVAL;
-	if (ret)
-		goto err;
-	m.key = mr->ibmr.lkey & 0xff;
-	m.acc = ernic_mracc(access) | ilog2(pgsz) << ERNIC_MRACC_SHIFT_SHIFT;
-	m.pbl = mr->pages_dma;
-	m.npages = mr->npages;
-	ret = ernic_ext_mr_write(dev, mr->idx, &m);
-	if (ret)
-		goto err;
+	mr->access = access;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = len;
-	mr->ibmr.page_size = pgsz;
 	return &mr->ibmr;
-err:
-	ernic_mr_free(dev, mr);
-	return ERR_PTR(ret);
+}
+
+/* Moves @from's pinned pages into @to and @to's into @from. */
+static void ernic_mr_swap_pages(struct ernic_mr *to, struct ernic_mr *from)
+{
+	swap(to->umem, from->umem);
+	swap(to->pages, from->pages);
+	swap(to->pages_dma, from->pages_dma);
+	swap(to->max_pages, from->max_pages);
+	swap(to->npages, from->npages);
+	swap(to->ibmr.page_size, from->ibmr.page_size);
+}
+
+/*
+ * ibv_rereg_mr (docs/driver.md, "MR re-registration"): the entry is
+ * written again in place, so the keys stay. MRCMD replaces the entry at
+ * once: a request sees the old entry or the new one, never a mix. New
+ * pages are pinned before the entry moves to them, the old ones
+ * released after; on an error the MR is left as it was. Memory pinned
+ * read-only is pinned again when the new access lets the device write.
+ */
+struct ib_mr *ernic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 len, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibmr->device);
+	struct ernic_mr *mr = to_emr(ibmr);
+	struct ernic_mr new = { .idx = mr->idx, .ibmr.lkey = mr->ibmr.lkey };
+	bool pin = flags & IB_MR_REREG_TRANS;
+	int ret;
+
+	if (!mr->umem)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	else if (access & ~ERNIC_USER_ACCESS)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!pin) {
+		start = mr->umem->address;
+		len = mr->ibmr.length;
+		iova = mr->ibmr.iova;
+		pin = ib_access_writable(access) && !mr->umem->writable;
+	}
+	if (!pin) {
+		ret = ernic_umr_write(dev, mr, to_epd(ibpd)->pdn, iova, len,
+				      access);
+		if (ret)
+			return ERR_PTR(ret);
+	} else {
+		ret = ernic_umr_pin(dev, &new, start, len, iova, access);
+		if (!ret)
+			ret = ernic_umr_write(dev, &new, to_epd(ibpd)->pdn,
+					      iova, len, access);
+		if (!ret)
+			ernic_mr_swap_pages(mr, &new);
+		ernic_mr_unpin(dev, &new);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	mr->access = access;
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = len;
+	return NULL;
 }
 
 /*

@@ -20,6 +20,9 @@
  *     straight into its own mapped SQ, past the provider's checks, and
  *     rung through its own doorbell page: naming bus memory (L_Key 0) or
  *     the victim's buffer through the victim's L_Key;
+ *   - ibv_rereg_mr of its own MR: onto other memory (the keys must then
+ *     reach the new memory only), onto kernel memory (refused, the MR as
+ *     it was), to local access only (remote writes refused);
  *   - a mapping of the device: mmap() of the uverbs file at an offset
  *     that is not one of its own QPs', a read-only ring made writable,
  *     the BAR's sysfs resource file.
@@ -96,6 +99,72 @@ static void check_control(struct dev *d)
 	     wait_wc(d, p.b) == IBV_WC_SUCCESS && d->buf[2048 + 63] == 0x11;
 	report(ok, "control: a SEND of the process's own MR arrives", NULL);
 	pair_free(&p);
+}
+
+/* An RDMA WRITE of d->buf's first 64 bytes to @raddr, @rkey; its status. */
+static int write_through(struct dev *d, uint64_t raddr, uint32_t rkey)
+{
+	struct pair p = { 0 };
+	int st = -2;
+
+	if (!pair_new(d, &p) &&
+	    !post_send(p.a, IBV_WR_RDMA_WRITE, (uintptr_t)d->buf, d->mr->lkey,
+		       raddr, rkey, 0))
+		st = wait_wc(d, p.a);
+	pair_free(&p);
+	return st;
+}
+
+/*
+ * ibv_rereg_mr (docs/driver.md, "MR re-registration"): the keys stay and
+ * reach what the MR covers now, with the access it has now; a rereg the
+ * kernel refuses leaves the MR as it was.
+ */
+static void check_rereg(struct dev *d)
+{
+	uint8_t *a = aligned_alloc(BUF_SIZE, 2 * BUF_SIZE), *b;
+	struct ibv_mr *mr = NULL;
+	uint32_t lkey, rkey;
+	int r, old, now;
+
+	if (a)
+		mr = ibv_reg_mr(d->pd, a, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE);
+	if (!mr) {
+		report(0, "ibv_rereg_mr", "no MR");
+		free(a);
+		return;
+	}
+	b = a + BUF_SIZE;
+	memset(a, 0, 2 * BUF_SIZE);
+	memset(d->buf, 0x3c, 64);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	r = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, b,
+			 BUF_SIZE, 0);
+	old = write_through(d, (uintptr_t)a, rkey);
+	now = write_through(d, (uintptr_t)b, rkey);
+	report(!r && mr->lkey == lkey && mr->rkey == rkey &&
+	       old == IBV_WC_REM_ACCESS_ERR && now == IBV_WC_SUCCESS &&
+	       !a[0] && !a[63] && b[0] == 0x3c && b[63] == 0x3c,
+	       "ibv_rereg_mr onto other memory: the keys stay and reach the new memory only",
+	       NULL);
+	memset(b, 0, 64);
+	r = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL,
+			 (void *)0xffff888000000000ull, BUF_SIZE, 0);
+	now = write_through(d, (uintptr_t)b, rkey);
+	report(r && now == IBV_WC_SUCCESS && b[63] == 0x3c,
+	       "ibv_rereg_mr onto kernel memory is refused, the MR left as it was",
+	       NULL);
+	memset(b, 0, 64);
+	r = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			 IBV_ACCESS_LOCAL_WRITE);
+	now = write_through(d, (uintptr_t)b, rkey);
+	report(!r && now == IBV_WC_REM_ACCESS_ERR && !b[0] && !b[63],
+	       "ibv_rereg_mr to local access: a remote write is refused",
+	       NULL);
+	ibv_dereg_mr(mr);
+	free(a);
 }
 
 static void check_lkey0(struct dev *d)
@@ -488,6 +557,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 		return;
 	}
 	check_control(&d);
+	check_rereg(&d);
 	check_lkey0(&d);
 	check_inline_kernel(&d);
 	check_wr_api(&d);

@@ -322,6 +322,51 @@ static void test_read_paged(void)
 }
 
 /*
+ * An entry written again while valid (MRCMD 1, what the driver's
+ * ibv_rereg_mr does; docs/driver.md, "MR re-registration"): the same key
+ * reaches the new page list from the next request on, the old pages no
+ * longer; rewritten read-only, it refuses a WRITE.
+ */
+static void test_mr_rewrite(void)
+{
+    Rig *r = ext_pair();
+    uint64_t page = DEV_BASE(1) + MR_OFF + 0x50000;
+    uint64_t pbl = DEV_BASE(1) + XMR_PBL_OFF + 0x100;
+    uint32_t acc = 12 << ERNIC_MRACC_SHIFT_SHIFT;
+    uint8_t *a = put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 5);
+    uint8_t *b = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x1000, 100, 6);
+    g_autofree uint8_t *zero = g_malloc0(4096);
+
+    setup_paged_mr(r, ERNIC_MRACC_REMOTE_WRITE, PD_NUM);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
+
+    qtest_writeq(r->qts, pbl, page);
+    put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE | acc,
+              XMR_IOVA, 1000, pbl, 1);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF + 0x1000, 100, XMR_IOVA, XRKEY, 0, NULL);
+    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    g_assert_cmphex(cqe(r, 0, 1), ==, ERNIC_OP_WRITE << 16 | 1);
+    assert_mem(r, page + 0x123, b, 100);
+    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
+
+    put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_READ | acc,
+              XMR_IOVA, 1000, pbl, 1);
+    qtest_memwrite(r->qts, page, zero, 4096);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
+         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA, XRKEY, 0, NULL);
+    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    assert_mem(r, page, zero, 4096);
+    g_free(a);
+    g_free(b);
+    rig_stop(r);
+}
+
+/*
  * A page list may sit at bus address 0: the WRITE still goes through it,
  * and nothing lands at the low addresses the offset alone would give.
  */
@@ -1544,6 +1589,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
     qtest_add_func("/ernic/ext/mr/phys", test_phys);
     qtest_add_func("/ernic/ext/mr/page-list-at-0", test_pbl_at_zero);
+    qtest_add_func("/ernic/ext/mr/rewrite", test_mr_rewrite);
     add_cases("/ernic/ext/mr/refused", refusals, ARRAY_SIZE(refusals),
               sizeof(refusals[0]), test_refused);
     qtest_add_func("/ernic/ext/frwr/map-write-invalidate", test_frwr);

@@ -142,8 +142,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     if [ "$cdev" = ernic ]; then
-        tap "a process reaches no memory but its own (14 checks on direct QPs, 11 on the command path)" \
-            'ok client: uverbs security: 14 direct, 11 command path'
+        tap "a process reaches no memory but its own (17 checks on direct QPs, 14 on the command path)" \
+            'ok client: uverbs security: 17 direct, 14 command path'
     else
         echo "ok 10 - # SKIP the security checks are ernic's"
         n=$((n + 1))

@@ -123,6 +123,21 @@ static struct ibv_mr *ernic_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * The kernel writes the MR's entry again in place, keys kept, and leaves
+ * the MR as it was when it refuses (docs/driver.md, "MR re-registration").
+ */
+static int ernic_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			  void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+
+	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+				access, pd, &cmd, sizeof(cmd), &resp,
+				sizeof(resp));
+}
+
 static int ernic_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);
@@ -385,6 +400,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.query_qp = ernic_query_qp,
 	.reg_mr = ernic_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
+	.rereg_mr = ernic_rereg_mr,
 };
 
 static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
