@@ -494,8 +494,8 @@ static int ernic_qp_check_init(struct ernic_dev *dev,
 	    cap->max_send_sge >
 	    (gsi ? ERNIC_GSI_SEND_SGE : ERNIC_MAX_RW_SGE) ||
 	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||
-	    cap->max_inline_data > max(ernic_qp_inline(dev, init),
-				       (u32)ERNIC_WQE_SDATA_MAX)) {
+	    cap->max_inline_data > max_t(u32, ernic_qp_inline(dev, init),
+					 ERNIC_WQE_SDATA_MAX)) {
 		ibdev_dbg(&dev->ibdev, "QP capabilities beyond the device's\n");
 		return -EINVAL;
 	}
@@ -902,13 +902,8 @@ int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = qp->max_inline;
 	memset(&attr->ah_attr, 0, sizeof(attr->ah_attr));
 	if (qp->qpn != ERNIC_QP_GSI && qp->state != IB_QPS_RESET &&
-	    qp->state != IB_QPS_INIT) {
-		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		rdma_ah_set_grh(&attr->ah_attr, (union ib_gid *)qp->av.dip,
-				qp->av.flow_label, 0, qp->av.hop_limit,
-				qp->av.tclass);
-		memcpy(attr->ah_attr.roce.dmac, qp->av.dmac, ETH_ALEN);
-	}
+	    qp->state != IB_QPS_INIT)
+		ernic_av_to_attr(&qp->av, &attr->ah_attr);
 	memset(init, 0, sizeof(*init));
 	init->qp_type = ibqp->qp_type;
 	init->send_cq = ibqp->send_cq;

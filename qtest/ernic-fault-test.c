@@ -485,7 +485,8 @@ static void test_off(void)
     a = armed(r, 0);
     g_assert_cmpstr(a, ==, "");
     g_assert_cmpuint(injected(r, 0, "drop") + injected(r, 0, "fatal") +
-                     injected(r, 0, "cqe-error") + injected(r, 0, "nak"), ==, 0);
+                     injected(r, 0, "cqe-error") + injected(r, 0, "nak"),
+                     ==, 0);
     rig_stop(r);
 }
 

@@ -53,8 +53,8 @@
 #define ETH_TX_OFF      0x080000
 #define ETH_RX_OFF      0x090000
 #define ETH_BUF_OFF     0x0a0000
-#define IMMDT_RING_OFF  0x0b0000        /* ImmDt DMA descriptors; buffers
-                                         * from +0x1000 */
+/* ImmDt DMA descriptors; their buffers from +0x1000 */
+#define IMMDT_RING_OFF  0x0b0000
 #define RQ_OFF          0x100000        /* 4 buffers of up to 1 MiB */
 #define SRC_OFF         0x800000        /* local data, 2 MiB */
 #define MR_OFF          0x1000000       /* registered region, 2 MiB */

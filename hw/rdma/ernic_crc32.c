@@ -27,13 +27,16 @@
 #define ERNIC_CRC_ACCEL __attribute__((target("pclmul")))
 
 /* x^(4*128+32) mod P and x^(4*128-32) mod P: folds 64 bytes ahead. */
-#define K1K2    0x00000001c6e41596ULL, 0x0000000154442bd4ULL
+#define K1      0x00000001c6e41596ULL
+#define K2      0x0000000154442bd4ULL
 /* x^(128+32) mod P and x^(128-32) mod P: folds 16 bytes ahead. */
-#define K3K4    0x00000000ccaa009eULL, 0x00000001751997d0ULL
+#define K3      0x00000000ccaa009eULL
+#define K4      0x00000001751997d0ULL
 /* x^64 mod P: the last 64 to 32 bits. */
 #define K5      0x0000000163cd6124ULL
 /* Barrett reduction: the polynomial P' and the quotient u'. */
-#define PU      0x00000001f7011641ULL, 0x00000001db710641ULL
+#define KP      0x00000001f7011641ULL
+#define KU      0x00000001db710641ULL
 
 /* @x's two halves multiplied by @k's and added: 128 bits folded ahead. */
 static inline __m128i ERNIC_CRC_ACCEL ernic_crc_fold(__m128i x, __m128i k)
@@ -49,8 +52,8 @@ static inline __m128i ERNIC_CRC_ACCEL ernic_crc_fold(__m128i x, __m128i k)
 static uint32_t ERNIC_CRC_ACCEL ernic_crc_clmul(uint32_t crc, const uint8_t *p,
                                                 size_t len)
 {
-    const __m128i k12 = _mm_set_epi64x(K1K2), k34 = _mm_set_epi64x(K3K4);
-    const __m128i k5 = _mm_set_epi64x(0, K5), pu = _mm_set_epi64x(PU);
+    const __m128i k12 = _mm_set_epi64x(K1, K2), k34 = _mm_set_epi64x(K3, K4);
+    const __m128i k5 = _mm_set_epi64x(0, K5), pu = _mm_set_epi64x(KP, KU);
     const __m128i mask32 = _mm_set_epi32(0, 0, 0, ~0);
     __m128i x0, x1, x2, x3, t;
 

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <ccan/array_size.h>
 #include <util/mmio.h>
 #include <util/udma_barrier.h>
 
@@ -185,7 +186,7 @@ static int ernic_dq_opcode(const struct ibv_send_wr *wr, uint8_t *op,
 		[IBV_WR_SEND_WITH_INV] = { ERNIC_OP_SEND_INV, IBV_WC_SEND },
 	};
 
-	if ((unsigned int)wr->opcode >= sizeof(map) / sizeof(map[0]) ||
+	if ((unsigned int)wr->opcode >= ARRAY_SIZE(map) ||
 	    (!map[wr->opcode].op && wr->opcode != IBV_WR_RDMA_WRITE))
 		return EINVAL;
 	*op = map[wr->opcode].op;
