@@ -166,8 +166,16 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
         ernic_req_window_answered(&c->qp[qpn], false);
         ernic_req_window_grow(&c->qp[qpn], acked);
         ernic_comp_reload_counts(c, qpn);
-        /* The transmit window has moved. */
-        ernic_sq_doorbell(c, qpn);
+        /*
+         * The transmit window has moved: packets it held may go. Only
+         * packets of fetched WQEs wait for it; fetching waits for room in
+         * the outstanding queue, which ernic_comp_complete_ready() rings
+         * for. So a READ response, which moves the window by one packet
+         * while every request is out, rings nothing.
+         */
+        if (c->qp[qpn].tx_idx < c->qp[qpn].osq_count) {
+            ernic_sq_doorbell(c, qpn);
+        }
     }
 }
 
@@ -266,7 +274,8 @@ static bool ernic_comp_retry_unlimited(ErnicCore *c, uint32_t qpn)
             ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
 }
 
-void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
+/* The retransmit period in ns, or 0 when nothing sent waits for one. */
+static int64_t ernic_comp_retry_period(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t t = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
@@ -274,17 +283,49 @@ void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
     int64_t period;
 
     if (qpn == ERNIC_QP_GSI || !qp->osq_count ||
-        (!qp->tx_idx && !qp->tx_pkt) || t == 0 ||
-        timer_pending(qp->retry_timer)) {
-        return;
+        (!qp->tx_idx && !qp->tx_pkt) || t == 0) {
+        return 0;
     }
     /* 4.096 us << t, t capped at 31 as IBTA's 5-bit field. */
     period = 4096LL << MIN(t, 31);
     if (ernic_comp_retry_unlimited(c, qpn)) {
         period = MAX(period, ERNIC_UNLIMITED_RETRY_NS);
     }
-    timer_mod(qp->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-              period);
+    return period;
+}
+
+void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    int64_t period = ernic_comp_retry_period(c, qpn);
+
+    if (period && !timer_pending(qp->retry_timer)) {
+        timer_mod(qp->retry_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  period);
+    }
+}
+
+/*
+ * A READ response restarts the retransmit period, one per packet. Moving
+ * a timer that heads the clock's list wakes the main loop (an eventfd
+ * write), and that cost a READ requester's main loop a quarter of its
+ * time; so a timer with a whole period still to run stays where it is,
+ * and one that is moved gets 1/16 of a period more. The timeout comes
+ * between one period and 17/16 of one after the last response (IBTA
+ * allows the timer up to four times its value; docs/engine.md, Timers).
+ */
+static void ernic_comp_restart_retry(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    int64_t period = ernic_comp_retry_period(c, qpn);
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    if (!period) {
+        timer_del(qp->retry_timer);
+    } else if (!timer_pending(qp->retry_timer) ||
+               timer_expire_time_ns(qp->retry_timer) - now < period) {
+        timer_mod(qp->retry_timer, now + period + period / 16);
+    }
 }
 
 /* Retry: whole WQEs again from @from (PG332 p.10), while counts last. */
@@ -650,8 +691,7 @@ static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
     }
     e->read_pkts++;
     ernic_comp_progress(c, qpn, pkt->psn + 1);
-    timer_del(qp->retry_timer);
-    ernic_comp_arm_retry(c, qpn);
+    ernic_comp_restart_retry(c, qpn);
     if (e->read_pkts == e->npkts) {
         e->done = true;
         ernic_comp_reload_counts(c, qpn);

@@ -716,11 +716,17 @@ void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
 void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn)
 {
     trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
-    set_bit(qpn, c->sq_pending);
     /* RESPHNDSTS[16] reads 1 only while no SQ doorbell is outstanding. */
     c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &=
         ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
-    qemu_bh_schedule(c->sq_bh);
+    /*
+     * A QP already pending has the bottom half scheduled or running, or
+     * waits for the backend's resume or the VM's start, which schedule
+     * it. Scheduling it again costs an eventfd write (aio_notify).
+     */
+    if (!test_and_set_bit(qpn, c->sq_pending)) {
+        qemu_bh_schedule(c->sq_bh);
+    }
 }
 
 /*
