@@ -786,6 +786,69 @@ static void test_read_progress(void)
     rig_stop(r);
 }
 
+/*
+ * The retransmit period restarts on each READ response, lazily
+ * (docs/engine.md, Timers): the re-ask comes no sooner than one period
+ * after the last response and no later than 17/16 of one. Responses 1-2
+ * arrive at once, 3-4 half a period later, 5-8 are lost.
+ */
+typedef struct ReadTimer {
+    int reqs;                   /* READ requests from A */
+    int resp;                   /* responses from B */
+    uint8_t held[2][FRAME_MAX];
+    size_t held_len[2];
+} ReadTimer;
+
+static Verdict read_timer_filter(void *opaque, int from, const uint8_t *f,
+                                 size_t len)
+{
+    ReadTimer *t = opaque;
+    int n;
+
+    if (from == 0) {
+        return t->reqs++ ? DROP : FWD;
+    }
+    n = t->resp++;
+    if (n >= 2 && n < 4) {
+        memcpy(t->held[n - 2], f, len);
+        t->held_len[n - 2] = len;
+    }
+    return n < 2 ? FWD : DROP;
+}
+
+static void test_read_timer(void)
+{
+    Rig *r = rig_start(NULL);
+    QpCfg cfg = default_cfg;
+    ReadTimer t = { 0 };
+    Wire w = { .filter = read_timer_filter, .opaque = &t };
+    const int64_t period = 4096LL << 12;
+    int64_t last;
+
+    cfg.timeout = 12;           /* 16.8 ms */
+    connect_pair(r, &cfg);
+    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_READ,
+         DEV_BASE(0) + SRC_OFF, 8 * 1024, MR_VA, RKEY, 0, NULL);
+    PUMP(r, &w, t.resp == 8);
+    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATRESPSN) == PSN_A + 2);
+    qtest_clock_step(r->qts, period / 2);
+    for (int i = 0; i < 2; i++) {
+        wire_write(r->d[0].fd, t.held[i], t.held_len[i]);
+    }
+    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATRESPSN) == PSN_A + 4);
+    last = qtest_clock_step(r->qts, 1);
+    qtest_clock_step(r->qts, period - 1000);
+    for (int i = 0; i < 20; i++) {
+        pump_once(r, &w);
+    }
+    g_assert_cmpint(t.reqs, ==, 1);
+    qtest_clock_set(r->qts, last + period + period / 16 + 1000);
+    PUMP(r, &w, t.reqs == 2);
+    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
+                    0);
+    rig_stop(r);
+}
+
 static void test_retry_exhausted(void)
 {
     Rig *r = rig_start(NULL);
@@ -1498,6 +1561,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/loopback", test_loopback);
     qtest_add_func("/ernic/rc/lossy", test_lossy);
     qtest_add_func("/ernic/rc/read-progress", test_read_progress);
+    qtest_add_func("/ernic/rc/read-timer", test_read_timer);
     qtest_add_func("/ernic/rc/window", test_window);
     qtest_add_func("/ernic/rc/resend-window", test_resend_window);
     qtest_add_func("/ernic/rc/resend-unanswered", test_resend_unanswered);
