@@ -2,8 +2,8 @@
 """Migrate a QEMU to a file through its QMP socket, then quit it; or
 start the QEMU that loaded it once its link is up.
 
-usage: qmp-migrate.py QMP_SOCKET FILE
-       qmp-migrate.py --resume QMP_SOCKET NETDEV
+usage: qmp-migrate.py [--peer PEER_QMP] QMP_SOCKET FILE
+       qmp-migrate.py --resume QMP_SOCKET NETDEV [PEER_QMP]
 
 The first prints one line: the total time, the downtime and the RAM
 sent, as query-migrate reports them. Exits 1 if the migration fails.
@@ -11,6 +11,12 @@ The second waits for the incoming migration of a QEMU started with -S to
 complete and for its -netdev stream NETDEV to be connected, then runs
 the VM ("cont"): the guest's timers do not run while its link is still
 down. (scripts/guest-migrate-test.sh; docs/migration.md)
+
+With a peer (the other guest's QMP socket), the peer is stopped as soon
+as the migration has stopped the VM, and run again right after the new
+QEMU: its timers do not run through the gap either. For a peer whose
+requests have less retry time than the gap (ibv_rc_pingpong's: timeout
+14 and 7 retries, about 0.5 s, against a gap of 0.3 to 1.5 s).
 """
 import json
 import socket
@@ -55,7 +61,7 @@ def wait_for(what, cond):
         time.sleep(0.02)
 
 
-def resume(path, netdev):
+def resume(path, netdev, peer):
     start = time.monotonic()
     qmp = Qmp(path)
 
@@ -73,35 +79,54 @@ def resume(path, netdev):
         return any(f" {netdev}: " in ln and "type=stream,unix:" in ln
                    for ln in info.splitlines())
 
-    wait_for("the load", loaded)
-    wait_for("the link", linked)
-    qmp.cmd("cont")
+    try:
+        wait_for("the load", loaded)
+        wait_for("the link", linked)
+        qmp.cmd("cont")
+    finally:
+        # Whatever happened here, the peer is not left stopped.
+        if peer:
+            Qmp(peer).cmd("cont")
     print(f"loaded and linked in {int((time.monotonic() - start) * 1000)} "
-          "ms, running")
+          "ms, running" + (", peer running" if peer else ""))
 
 
-def main():
-    if sys.argv[1] == "--resume":
-        resume(sys.argv[2], sys.argv[3])
-        return
-    qmp = Qmp(sys.argv[1])
-    qmp.cmd("migrate", uri="file:" + sys.argv[2])
+def migrate(path, dest, peer):
+    qmp = Qmp(path)
+    peer_qmp = Qmp(peer) if peer else None
+    qmp.cmd("migrate", uri="file:" + dest)
     deadline = time.monotonic() + 120
     while True:
         st = qmp.cmd("query-migrate")
-        if st.get("status") == "completed":
+        status = st.get("status")
+        if status == "completed":
             break
-        if st.get("status") == "failed" or time.monotonic() > deadline:
+        if status == "failed" or time.monotonic() > deadline:
             print("migration failed:", st.get("error-desc", st))
             sys.exit(1)
-        time.sleep(0.05)
+        # Past "active" the VM is stopped: the gap has begun.
+        time.sleep(0.05 if status == "active" else 0.005)
+    if peer_qmp:
+        peer_qmp.cmd("stop")
     ram = st.get("ram", {})
     print(f"total {st.get('total-time')} ms, downtime {st.get('downtime')} "
-          f"ms, {ram.get('transferred', 0) // 1024} KiB sent")
+          f"ms, {ram.get('transferred', 0) // 1024} KiB sent"
+          + (", peer stopped" if peer_qmp else ""))
     try:
         qmp.cmd("quit")
     except (OSError, ValueError):
         pass
+
+
+def main():
+    args = sys.argv[1:]
+    if args[0] == "--resume":
+        resume(args[1], args[2], args[3] if len(args) > 3 else None)
+        return
+    peer = None
+    if args[0] == "--peer":
+        peer, args = args[1], args[2:]
+    migrate(args[0], args[1], peer)
 
 
 if __name__ == "__main__":
