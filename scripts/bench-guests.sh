@@ -5,10 +5,13 @@
 # the kernel consumers NVMe-oF and SRP over each. Prints markdown tables
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
-# usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N]
+# usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]
 #   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
 #   few sizes (the README's main command); --mtu N: both guests'
-#   net_device MTU (1500 unless given; 4200 gives IB MTU 4096)
+#   net_device MTU (1500 unless given; 4200 gives IB MTU 4096);
+#   --runs N: N whole runs, ernic and rxe taking turns, each point the
+#   median of its N values with their lowest and highest (a single
+#   run's points move by up to +-40 %: four busy threads on two cores)
 #   bandwidth: ib_write_bw, ib_read_bw, ib_send_bw at 64 B .. 1 MiB
 #   latency:   ib_write_lat, ib_send_lat, ib_read_lat at 2 B .. 64 KiB
 #   consumers: 64 MiB written and read back with O_DIRECT (MiB/s)
@@ -17,41 +20,65 @@ set -euo pipefail
 
 ulp=1
 steps=bench
+runs=1
 while [ $# -gt 0 ]; do
     case $1 in
     --no-ulp) ulp=0; shift ;;
     --demo) ulp=0; steps=demo; shift ;;
     --mtu) export ERNIC_GUEST_MTU=$2; shift 2 ;;
-    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N]" ;;
+    --runs) runs=$2; shift 2 ;;
+    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]" ;;
     esac
 done
+case $runs in
+''|*[!0-9]*|0*) die "--runs takes a whole number from 1 on" ;;
+esac
 "$ERNIC_ROOT/scripts/build.sh" >&2
 work=$ERNIC_ROOT/build
 out=$work/bench-guests
 mkdir -p "$out"
 
-for dev in ernic rxe; do
-    log "perftest between two $dev guests"
-    ERNIC_VERBS_STEPS=$steps "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
-        "$work" verbs "$dev" "$dev" >"$out/verbs-$dev" 2>&1 || true
-    if [ "$ulp" = 1 ]; then
-        for u in nvmeof srp; do
-            log "$u between two $dev guests"
-            "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$work" "$u" \
-                "$dev" "$dev" 64 >"$out/$u-$dev" 2>&1 || true
-        done
-    fi
+rm -f "$out"/verbs-* "$out"/nvmeof-* "$out"/srp-*
+for i in $(seq 1 "$runs"); do
+    for dev in ernic rxe; do
+        log "run $i of $runs: perftest between two $dev guests"
+        ERNIC_VERBS_STEPS=$steps "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
+            "$work" verbs "$dev" "$dev" >"$out/verbs-$dev.$i" 2>&1 || true
+        if [ "$ulp" = 1 ]; then
+            for u in nvmeof srp; do
+                log "run $i of $runs: $u between two $dev guests"
+                "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$work" "$u" \
+                    "$dev" "$dev" 64 >"$out/$u-$dev.$i" 2>&1 || true
+            done
+        fi
+    done
 done
 
-# value FILE TOOL SIZE FIELD: a number from a client line of guest/init-verbs.sh
-# ("ok client: ib_write_bw 65536: 65536 B 0.58 Gb/s").
-value() {
-    sed -n "s/^client: ok client: $2 $3: $3 B //p" "$1" | awk -v f="$4" '{ print $f }'
+# median: the median of the numbers on standard input, then " (lo-hi)"
+# with more than one; nothing without any.
+median() {
+    sort -g | awk '{ v[NR] = $1 } END {
+        if (!NR) exit
+        m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+        printf("%.4g", m)
+        if (NR > 1) printf(" (%.4g-%.4g)", v[1], v[NR]) }'
 }
 
-# ratio A B: A / B, or "-" without both.
+# value FILE TOOL SIZE FIELD: the median over the runs of a number from a
+# client line of guest/init-verbs.sh ("ok client: ib_write_bw 65536:
+# 65536 B 0.58 Gb/s"); FILE is the runs' files without their ".N".
+value() {
+    local f
+    for f in "$1".*; do
+        [ -f "$f" ] || continue
+        sed -n "s/^client: ok client: $2 $3: $3 B //p" "$f" |
+            awk -v f="$4" '{ print $f }'
+    done | median
+}
+
+# ratio A B: A / B of the medians, or "-" without both.
 ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN {
+    awk -v a="${1%% *}" -v b="${2%% *}" 'BEGIN {
         if (a == "" || b == "" || a + 0 == 0 || b + 0 == 0) { print "-"; exit }
         printf("%.2f", a / b) }'
 }
@@ -85,10 +112,15 @@ table "Latency, typical µs (perftest -n 400; ratio = ernic / rxe, lower is bett
     "ib_write_lat ib_send_lat ib_read_lat" "2 64 1024 4096 65536"
 [ "$ulp" = 1 ] || exit 0
 
-# mibs FILE WHAT: MiB/s of the client's "wrote"/"read ... back" line.
+# mibs FILE WHAT: the median over the runs of the MiB/s of the client's
+# "wrote"/"read ... back" line.
 mibs() {
-    sed -n "s/.*ok client: $2 \([0-9]*\) MiB.*(\([0-9]*\) ms).*/\1 \2/p" "$1" |
-        head -n 1 | awk '$2 > 0 { printf("%.1f", $1 * 1000 / $2) }'
+    local f
+    for f in "$1".*; do
+        [ -f "$f" ] || continue
+        sed -n "s/.*ok client: $2 \([0-9]*\) MiB.*(\([0-9]*\) ms).*/\1 \2/p" "$f" |
+            head -n 1 | awk '$2 > 0 { printf("%.1f\n", $1 * 1000 / $2) }'
+    done | median
 }
 
 echo
