@@ -64,16 +64,27 @@ median() {
         if (NR > 1) printf(" (%.4g-%.4g)", v[1], v[NR]) }'
 }
 
-# value FILE TOOL SIZE FIELD: the median over the runs of a number from a
-# client line of guest/init-verbs.sh ("ok client: ib_write_bw 65536:
-# 65536 B 0.58 Gb/s"); FILE is the runs' files without their ".N".
-value() {
-    local f
-    for f in "$1".*; do
+# over_runs FILE FN ARGS...: the median of what FN RUN_FILE ARGS... prints
+# for each run's file (FILE without its ".N").
+over_runs() {
+    local base=$1 fn=$2 f
+    shift 2
+    for f in "$base".*; do
         [ -f "$f" ] || continue
-        sed -n "s/^client: ok client: $2 $3: $3 B //p" "$f" |
-            awk -v f="$4" '{ print $f }'
+        "$fn" "$f" "$@"
     done | median
+}
+
+# perftest_value RUN_FILE TOOL SIZE FIELD: a number from a client line of
+# guest/init-verbs.sh ("ok client: ib_write_bw 65536: 65536 B 0.58 Gb/s").
+perftest_value() {
+    sed -n "s/^client: ok client: $2 $3: $3 B //p" "$1" |
+        awk -v f="$4" '{ print $f }'
+}
+
+# value FILE TOOL SIZE FIELD: perftest_value's median over the runs.
+value() {
+    over_runs "$1" perftest_value "${@:2}"
 }
 
 # ratio A B: A / B of the medians, or "-" without both.
@@ -112,15 +123,15 @@ table "Latency, typical µs (perftest -n 400; ratio = ernic / rxe, lower is bett
     "ib_write_lat ib_send_lat ib_read_lat" "2 64 1024 4096 65536"
 [ "$ulp" = 1 ] || exit 0
 
-# mibs FILE WHAT: the median over the runs of the MiB/s of the client's
-# "wrote"/"read ... back" line.
+# run_mibs RUN_FILE WHAT: MiB/s of the client's "wrote"/"read ... back" line.
+run_mibs() {
+    sed -n "s/.*ok client: $2 \([0-9]*\) MiB.*(\([0-9]*\) ms).*/\1 \2/p" "$1" |
+        head -n 1 | awk '$2 > 0 { printf("%.1f\n", $1 * 1000 / $2) }'
+}
+
+# mibs FILE WHAT: run_mibs's median over the runs.
 mibs() {
-    local f
-    for f in "$1".*; do
-        [ -f "$f" ] || continue
-        sed -n "s/.*ok client: $2 \([0-9]*\) MiB.*(\([0-9]*\) ms).*/\1 \2/p" "$f" |
-            head -n 1 | awk '$2 > 0 { printf("%.1f\n", $1 * 1000 / $2) }'
-    done | median
+    over_runs "$1" run_mibs "$2"
 }
 
 echo

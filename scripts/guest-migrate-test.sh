@@ -65,8 +65,8 @@ while kill -0 "$cpid" 2>/dev/null; do
     if [ "$marks" -gt "$done_n" ]; then
         step=$(grep -a '^guest: migrate: .* running' "$tmp/client" |
                tail -n 1 | sed 's/^guest: migrate: \(.*\) running.*/\1/')
-        peer=()
-        case $step in ibv_rc_pingpong*) peer=("$sqmp") ;; esac
+        peer=
+        case $step in ibv_rc_pingpong*) peer=$sqmp ;; esac
         sleep 1
         if res=$("$ERNIC_PYTHON" "$ERNIC_ROOT/scripts/qmp-migrate.py" \
                  ${peer:+--peer "$peer"} "$qmp" "$state" 2>&1); then
@@ -78,7 +78,7 @@ while kill -0 "$cpid" 2>/dev/null; do
                 </dev/null >>"$tmp/client" 2>&1 &
             cpid=$!
             res+="; $("$ERNIC_PYTHON" "$ERNIC_ROOT/scripts/qmp-migrate.py" \
-                      --resume "$qmp" n0 "${peer[@]}" 2>&1 || echo FAIL)"
+                      --resume "$qmp" n0 ${peer:+"$peer"} 2>&1 || echo FAIL)"
             echo "guest: host: migrated during $step: $res" >>"$tmp/client"
         else
             echo "guest: host: FAIL migration during $step: $res" \

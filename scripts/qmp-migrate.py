@@ -104,8 +104,8 @@ def migrate(path, dest, peer):
         if status == "failed" or time.monotonic() > deadline:
             print("migration failed:", st.get("error-desc", st))
             sys.exit(1)
-        # Past "active" the VM is stopped: the gap has begun.
-        time.sleep(0.05 if status == "active" else 0.005)
+        # Past "setup" and "active" the VM is stopped: the gap has begun.
+        time.sleep(0.05 if status in ("setup", "active") else 0.005)
     if peer_qmp:
         peer_qmp.cmd("stop")
     ram = st.get("ram", {})
