@@ -916,8 +916,14 @@ static void test_rnr(void)
          DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
     post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND,
          DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    /*
+     * B answers the second SEND with an RNR NAK once it has it; the relay
+     * may hand B the two SENDs in two turns, and then the ACK reaches A
+     * before the RNR NAK is generated: wait for A to have the NAK too.
+     */
     PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_CQHEAD) == 1 &&
-         (rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16) == 1);
+         (rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16) == 1 &&
+         (qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_NAK_SYND_MASK));
     g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) & 0xff, ==, QPN_B);
     g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_RNR_NAK_GENERATED, ==,
                     ERNIC_INT_RNR_NAK_GENERATED);
