@@ -42,11 +42,11 @@ struct ernic_eth_ring {
 };
 
 /*
- * Limits the driver advertises. PG332: 8 MiB per WQE (p.10), one local
+ * Limits the driver advertises. PG332: 8 MiB per WQE (p.10,
+ * ERNIC_MAX_MSG_SIZE of the register header), one local
  * buffer per WQE (Table 2-1), 16 outstanding incoming READs (p.22), a
  * PD/MR table of 256 entries (Table 2-7), 16-bit queue indices.
  */
-#define ERNIC_MAX_MSG_SIZE	(8u << 20)
 #define ERNIC_MAX_RD_ATOM	16
 #define ERNIC_MAX_QP_WR		4095
 #define ERNIC_MAX_RECV_SGE	4
@@ -55,7 +55,6 @@ struct ernic_eth_ring {
 #define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */
 #define ERNIC_GSI_FRAME_SIZE	512	/* one QP1 send frame */
 #define ERNIC_GSI_RQ_ELEM	512	/* IP area + UDP/BTH/DETH + MAD */
-#define ERNIC_GSI_IP_AREA	40
 #define ERNIC_GSI_HDRS		(8 + 12 + 8)	/* UDP, BTH, DETH */
 #define ERNIC_ICRC_LEN		4
 #define ERNIC_UDP_SPORT		0xc001	/* XRNICCONF[31:16] */
@@ -76,14 +75,8 @@ struct ernic_eth_ring {
  * per-slot buffer of the driver's, which the WQE names by an SGE.
  */
 #define ERNIC_MAX_INLINE	256
-/*
- * The provider's mark on the first WR of a chain built with ibv_wr_*()
- * (rdma-core/providers/ernic/ernic.h, the same bit): the chain is posted
- * whole or not at all, as ibv_wr_complete(3) asks. A bit of the range
- * ib_verbs.h reserves for drivers (IB_SEND_RESERVED_START); uverbs
- * passes send_flags through as they are.
- */
-#define ERNIC_SEND_WHOLE_CHAIN	IB_SEND_RESERVED_START
+/* ERNIC_SEND_WHOLE_CHAIN (ernic_abi.h) is the first driver bit. */
+static_assert(ERNIC_SEND_WHOLE_CHAIN == IB_SEND_RESERVED_START);
 
 struct ernic_umap;
 
@@ -247,7 +240,12 @@ struct ernic_dev {
 	void *fatalq;
 	dma_addr_t fatalq_dma;
 	u32 fatalq_ci;
-	spinlock_t fatal_lock;		/* fatalq_ci */
+	/*
+	 * fatalq_ci, and qp_map, qpn_hint and qps[]: the interrupt handler
+	 * looks QPs up by number under it, so a QP leaves qps[] under it
+	 * before it is freed.
+	 */
+	spinlock_t fatal_lock;
 	struct mutex swo_mutex;		/* XRNICADCONF[0] windows */
 
 	/* ImmDt DMA descriptor ring and its buffers (docs/immdt.md) */
@@ -260,15 +258,15 @@ struct ernic_dev {
 	__le32 *db;
 	dma_addr_t db_dma;
 
-	spinlock_t lock;		/* the maps and qps[] */
-	DECLARE_BITMAP(qp_map, ERNIC_NUM_QP_MAX + 1);
+	DECLARE_BITMAP(qp_map, ERNIC_NUM_QP_MAX + 1);	/* fatal_lock */
 	u32 qpn_hint;			/* where the next QPN search starts */
+	spinlock_t lock;		/* pd_map */
 	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
 	struct ida mr_ida;		/* MR table entries */
 	u32 mr_max;			/* entries of the table in use */
 	u32 ext;			/* ERNIC-X features on (EXTCTRL) */
 	struct mutex mr_mutex;		/* the ERNIC-X MR window */
-	struct ernic_qp *qps[ERNIC_NUM_QP_MAX + 1];
+	struct ernic_qp *qps[ERNIC_NUM_QP_MAX + 1];	/* fatal_lock */
 	u32 rq_buf_size;
 	bool ib_registered;
 

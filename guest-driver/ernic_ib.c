@@ -249,7 +249,7 @@ static int ernic_destroy_ah(struct ib_ah *ibah, u32 flags)
 static const struct ib_device_ops ernic_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.uverbs_abi_ver = 1,
+	.uverbs_abi_ver = ERNIC_UVERBS_ABI_VERSION,
 
 	.add_gid = ernic_add_gid,
 	.alloc_mr = ernic_alloc_mr,

@@ -201,9 +201,9 @@ static int ernic_fatal_wc_status(u8 code, u8 nak)
 		return IB_WC_RNR_RETRY_EXC_ERR;
 	case ERNIC_FATAL_NAK_RECEIVED:
 		/* STATQPi[22:16]: the AETH syndrome of the NAK (IBTA 9.7.5). */
-		if (nak == 0x61)
+		if (nak == ERNIC_NAK_INVALID_REQ)
 			return IB_WC_REM_INV_REQ_ERR;
-		if (nak == 0x62)
+		if (nak == ERNIC_NAK_REMOTE_ACCESS)
 			return IB_WC_REM_ACCESS_ERR;
 		return IB_WC_REM_OP_ERR;
 	case ERNIC_FATAL_WQE_PROCESSOR:

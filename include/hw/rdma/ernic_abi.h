@@ -14,6 +14,17 @@
 
 #include <linux/types.h>
 
+/* The uverbs ABI version of this header (ib_device_ops.uverbs_abi_ver). */
+#define ERNIC_UVERBS_ABI_VERSION	1
+
+/*
+ * send_flags of the first WR of a chain built with ibv_wr_*(): the driver
+ * posts the chain whole or not at all, as ibv_wr_complete(3) asks. The
+ * first of the bits the kernel reserves for drivers
+ * (IB_SEND_RESERVED_START); uverbs passes send_flags through as they are.
+ */
+#define ERNIC_SEND_WHOLE_CHAIN		(1u << 26)
+
 /* get_context response: what this context may do. */
 #define ERNIC_UCTX_DIRECT	(1u << 0)	/* direct QPs (ERNIC-X UDB) */
 

@@ -99,7 +99,7 @@
 /* C_NUM_QP (PG332 Table 2-6): 8..256 in hardware. */
 #define ERNIC_NUM_QP_DEFAULT            32
 #define ERNIC_NUM_QP_MAX                256
-#define ERNIC_NUM_QP_MIN                2       /* QP1 plus one RC QP */
+#define ERNIC_NUM_QP_MIN                8
 
 /* Interrupt status banks: bit j of bank n (1-based) is QP 32*(n-1)+j. */
 #define ERNIC_INTSTS_BANKS              8
@@ -396,6 +396,14 @@ enum {
 #define ERNIC_STATQP_RETRY_CNT_MASK     (7u << 24)
 #define ERNIC_STATQP_RNR_CNT_SHIFT      28
 #define ERNIC_STATQP_RNR_CNT_MASK       (7u << 28)
+/*
+ * The AETH syndromes of the NAKs STATQPi[22:16] reports (IBTA 9.7.5.2:
+ * code 0..3 in bits [4:0] of a NAK, 011 in [7:5]).
+ */
+#define ERNIC_NAK_PSN_SEQ               0x60
+#define ERNIC_NAK_INVALID_REQ           0x61
+#define ERNIC_NAK_REMOTE_ACCESS         0x62
+#define ERNIC_NAK_REMOTE_OP             0x63
 
 /* ACCESSDESC (p.31) */
 #define ERNIC_ACCESSDESC_TYPE_MASK      0xfu
@@ -419,6 +427,14 @@ enum {
 #define ERNIC_WQE_SDATA                 32      /* 16 bytes */
 #define ERNIC_WQE_IMMDT                 48      /* 32 bits */
 #define ERNIC_WQE_SDATA_MAX             16
+/* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
+#define ERNIC_MAX_MSG_SIZE              (8u << 20)
+/*
+ * A QP1 RQ buffer starts with a 40-byte IP area: an IPv6 header, or 20
+ * zero bytes and an IPv4 header; then UDP, BTH, DETH and the MAD
+ * (docs/engine.md, the layout the Xilinx drivers parse).
+ */
+#define ERNIC_GSI_IP_AREA               40
 
 #define ERNIC_OP_WRITE                  0x00
 #define ERNIC_OP_WRITE_IMM              0x01

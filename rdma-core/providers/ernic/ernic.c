@@ -451,8 +451,8 @@ static void ernic_uninit_device(struct verbs_device *vdev)
 
 static const struct verbs_device_ops ernic_dev_ops = {
 	.name = "ernic",
-	.match_min_abi_version = ERNIC_UVERBS_ABI,
-	.match_max_abi_version = ERNIC_UVERBS_ABI,
+	.match_min_abi_version = ERNIC_UVERBS_ABI_VERSION,
+	.match_max_abi_version = ERNIC_UVERBS_ABI_VERSION,
 	.match_table = ernic_match_table,
 	.alloc_device = ernic_device_alloc,
 	.uninit_device = ernic_uninit_device,

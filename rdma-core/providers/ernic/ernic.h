@@ -19,14 +19,6 @@
 /* The driver-private uverbs data. */
 #include "hw/rdma/ernic_abi.h"
 
-/* The kernel driver's uverbs_abi_ver (guest-driver/ernic_ib.c). */
-#define ERNIC_UVERBS_ABI	1
-/*
- * On the first WR of a chain posted by ibv_wr_complete(): the driver
- * posts the chain whole or not at all (guest-driver/ernic.h, the same
- * bit: the first of the send flags the kernel reserves for drivers).
- */
-#define ERNIC_SEND_WHOLE_CHAIN	(1u << 26)
 
 struct ernic_device {
 	struct verbs_device ibv_dev;

@@ -30,9 +30,6 @@
 
 #include "ernic.h"
 
-/* The driver's limits (guest-driver/ernic.h): 8 MiB a message. */
-#define ERNIC_DQ_MAX_MSG	(8u << 20)
-
 static inline void put_le16(uint8_t *p, uint16_t v)
 {
 	v = htole16(v);
@@ -216,7 +213,7 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 		return EINVAL;
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
-	if (len > ERNIC_DQ_MAX_MSG || (!ernic_op_rw(op) && !len))
+	if (len > ERNIC_MAX_MSG_SIZE || (!ernic_op_rw(op) && !len))
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (op == ERNIC_OP_READ || len > qp->max_inline)
