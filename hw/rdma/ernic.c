@@ -159,7 +159,7 @@ static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
 {
     ErnicState *s = qemu_get_nic_opaque(nc);
 
-    ernic_net_receive(&s->core, buf, size);
+    ernic_link_receive(&s->core, buf, size);
     return size;
 }
 
@@ -167,7 +167,7 @@ static void ernic_tx_done(NetClientState *nc, ssize_t len)
 {
     ErnicState *s = qemu_get_nic_opaque(nc);
 
-    ernic_core_tx_resume(&s->core);
+    ernic_link_resume(&s->core);
 }
 
 static bool ernic_tx(void *opaque, const uint8_t *buf, size_t len)
@@ -275,30 +275,29 @@ static bool ernic_reconic_bars(ErnicState *s, Error **errp)
     return true;
 }
 
-static void ernic_realize(PCIDevice *pci_dev, Error **errp)
+/* The properties, checked before anything is built. */
+static bool ernic_check_props(ErnicState *s, Error **errp)
 {
-    ErnicState *s = ERNIC(pci_dev);
-    DeviceState *dev = DEVICE(pci_dev);
-    int ret, msix_bar;
-
-    if (s->num_qp < 8 || s->num_qp > ERNIC_NUM_QP_MAX) {
-        error_setg(errp, "ernic: num-qp must be between 8 and %d "
+    if (s->num_qp < ERNIC_NUM_QP_MIN || s->num_qp > ERNIC_NUM_QP_MAX) {
+        error_setg(errp, "ernic: num-qp must be between %d and %d "
                    "(PG332 C_NUM_QP), not %" PRIu32,
-                   ERNIC_NUM_QP_MAX, s->num_qp);
-        return;
+                   ERNIC_NUM_QP_MIN, ERNIC_NUM_QP_MAX, s->num_qp);
+        return false;
     }
     if (s->ext && (s->mr_entries < ERNIC_EXT_MR_MIN ||
                    s->mr_entries > ERNIC_EXT_MR_MAX)) {
         error_setg(errp, "ernic: mr-entries must be between %d and %d, "
                    "not %" PRIu32, ERNIC_EXT_MR_MIN, ERNIC_EXT_MR_MAX,
                    s->mr_entries);
-        return;
+        return false;
     }
+    return ernic_layout_check(s, errp);
+}
 
-    if (!ernic_layout_check(s, errp)) {
-        return;
-    }
-    pci_dev->config[PCI_INTERRUPT_PIN] = 1;
+/* The BARs of the layout (the file's header comment lists them). */
+static bool ernic_init_bars(ErnicState *s, Error **errp)
+{
+    PCIDevice *pci_dev = PCI_DEVICE(s);
 
     memory_region_init_io(&s->regs, OBJECT(s), &ernic_mmio_ops, s,
                           "ernic-regs", ERNIC_REG_WINDOW_SIZE);
@@ -306,36 +305,39 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     memory_region_init_io(&s->eth, OBJECT(s), &ernic_eth_ops, s,
                           "ernic-eth", ERNIC_ETH_BAR_SIZE);
     if (s->reconic) {
-        if (!ernic_reconic_bars(s, errp)) {
-            return;
-        }
-    } else {
-        pci_register_bar(pci_dev, ERNIC_BAR_REGS,
-                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
-        pci_register_bar(pci_dev, ERNIC_BAR_MSIX,
-                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix);
-        pci_register_bar(pci_dev, ERNIC_BAR_ETH,
-                         PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
+        return ernic_reconic_bars(s, errp);
     }
-    if (s->ext && !s->reconic) {
+    pci_register_bar(pci_dev, ERNIC_BAR_REGS,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->regs);
+    pci_register_bar(pci_dev, ERNIC_BAR_MSIX,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->msix);
+    pci_register_bar(pci_dev, ERNIC_BAR_ETH,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
+    if (s->ext) {
         /* ERNIC-X doorbell pages of user QPs (docs/extension.md). */
         memory_region_init_io(&s->udb, OBJECT(s), &ernic_udb_ops, &s->core,
                               "ernic-udb", ERNIC_UDB_BAR_SIZE);
         pci_register_bar(pci_dev, ERNIC_BAR_UDB,
                          PCI_BASE_ADDRESS_SPACE_MEMORY, &s->udb);
     }
+    return true;
+}
 
-    /* Capabilities, in reverse order of the list they form. */
+/* Capabilities, in reverse order of the list they form. */
+static bool ernic_init_caps(ErnicState *s, Error **errp)
+{
+    PCIDevice *pci_dev = PCI_DEVICE(s);
+    int ret, msix_bar = s->reconic ? ERNIC_RN_BAR_MSIX : ERNIC_BAR_MSIX;
+
     ret = pcie_endpoint_cap_init(pci_dev, 0xa0);
     if (ret < 0) {
         error_setg(errp, "ernic: cannot add the PCIe capability");
-        return;
+        return false;
     }
-    msix_bar = s->reconic ? ERNIC_RN_BAR_MSIX : ERNIC_BAR_MSIX;
     ret = msix_init(pci_dev, ERNIC_MSIX_VECTORS, &s->msix, msix_bar, 0,
                     &s->msix, msix_bar, 0x800, 0x70, errp);
     if (ret < 0) {
-        return;
+        return false;
     }
     for (int i = 0; i < ERNIC_MSIX_VECTORS; i++) {
         msix_vector_use(pci_dev, i);
@@ -348,14 +350,28 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     if (ret < 0 && ret != -ENOTSUP) {
         error_setg(errp, "ernic: cannot add the MSI capability");
         msix_uninit(pci_dev, &s->msix, &s->msix);
-        return;
+        return false;
     }
     if (s->ext && !ernic_ext_cap_init(pci_dev, errp)) {
         msi_uninit(pci_dev);
         msix_uninit(pci_dev, &s->msix, &s->msix);
+        return false;
+    }
+    return true;
+}
+
+static void ernic_realize(PCIDevice *pci_dev, Error **errp)
+{
+    ErnicState *s = ERNIC(pci_dev);
+    DeviceState *dev = DEVICE(pci_dev);
+
+    if (!ernic_check_props(s, errp)) {
         return;
     }
-
+    pci_dev->config[PCI_INTERRUPT_PIN] = 1;
+    if (!ernic_init_bars(s, errp) || !ernic_init_caps(s, errp)) {
+        return;
+    }
     qemu_macaddr_default_if_unset(&s->conf.macaddr);
     s->nic = qemu_new_nic(&ernic_net_info, &s->conf,
                           object_get_typename(OBJECT(s)), dev->id,

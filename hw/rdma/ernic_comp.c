@@ -32,40 +32,29 @@ static const uint32_t ernic_rnr_us[32] = {
 
 #define ERNIC_RETRY_INFINITE    7       /* IBTA: RNR retry 7 = no limit */
 
-static ErnicOsq *ernic_osq(ErnicQP *qp, uint32_t i)
+static ErnicOsq *ernic_comp_osq(ErnicQP *qp, uint32_t i)
 {
     return &qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH];
 }
 
-static uint32_t ernic_osq_last_psn(const ErnicOsq *e)
+static uint32_t ernic_comp_last_psn(const ErnicOsq *e)
 {
     return (e->psn + e->npkts - 1) & ERNIC_PSN_MASK;
 }
 
-void ernic_sq_update_status(ErnicCore *c, uint32_t qpn)
+/* An injected error completion (docs/debugging.md), if one is armed. */
+static bool ernic_comp_fault_cqe(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
-    uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
-    uint16_t pi = depth ? ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth : 0;
 
-    statqp &= ~(ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
-                ERNIC_STATQP_OSQ_FULL | ERNIC_STATQP_RETRY_CNT_MASK |
-                ERNIC_STATQP_RNR_CNT_MASK);
-    if (qp->sq_next == pi && qp->tx_idx == qp->osq_count) {
-        statqp |= ERNIC_STATQP_SQ_EMPTY;
+    if (!qp->fault_cqe_left) {
+        return false;
     }
-    if (qp->osq_count == 0) {
-        statqp |= ERNIC_STATQP_OSQ_EMPTY;
-    } else if (qp->osq_count == ERNIC_OSQ_DEPTH) {
-        statqp |= ERNIC_STATQP_OSQ_FULL;
-    }
-    statqp |= (qp->retries_left << ERNIC_STATQP_RETRY_CNT_SHIFT) &
-              ERNIC_STATQP_RETRY_CNT_MASK;
-    statqp |= (qp->rnr_left << ERNIC_STATQP_RNR_CNT_SHIFT) &
-              ERNIC_STATQP_RNR_CNT_MASK;
-    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
-    ernic_qp_set_reg(c, qpn, ERNIC_STATCURSQPTR, qp->sq_next);
+    qp->fault_cqe_left--;
+    c->fault.count[ERNIC_FC_CQE_ERROR]++;
+    trace_ernic_fault_cqe(qpn, qp->fault_cqe_left);
+    ernic_link_fault_rearm(c);
+    return true;
 }
 
 /*
@@ -74,8 +63,8 @@ void ernic_sq_update_status(ErnicCore *c, uint32_t qpn)
  * interrupt (PG332 pp.21-23). False when a DMA failed (docs/errors.md,
  * "DMA errors"): the completion still counts.
  */
-static bool ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
-                              uint16_t wrid, uint8_t opcode, bool error)
+static bool ernic_comp_cqe(ErnicCore *c, uint32_t qpn, uint16_t depth,
+                           uint16_t wrid, uint8_t opcode, bool error)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t sqpi = ernic_qp_reg(c, qpn, ERNIC_SQPI);
@@ -91,7 +80,7 @@ static bool ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
                             (uint64_t)qp->cq_next * ERNIC_CQE_SIZE;
 
         if (unlikely(c->fault.armed) && !error) {
-            error = ernic_fault_cqe_error(c, qpn);
+            error = ernic_comp_fault_cqe(c, qpn);
         }
         stl_le_p(buf, wrid | (opcode << ERNIC_CQE_OPCODE_SHIFT) |
                       ((uint32_t)error << ERNIC_CQE_ERRFLAG_SHIFT));
@@ -108,18 +97,8 @@ static bool ernic_sq_complete(ErnicCore *c, uint32_t qpn, uint16_t depth,
         stl_le_p(buf, cqhead);
         ok &= ernic_dma_write(c, cqdb, buf, sizeof(buf));
     }
-    ernic_core_raise_qp(c, ERNIC_INT_WQE_COMPLETION, qpn);
+    ernic_irq_raise_qp(c, ERNIC_INT_WQE_COMPLETION, qpn);
     return ok;
-}
-
-void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn)
-{
-    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
-
-    c->qp[qpn].retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
-                              ERNIC_TIMEOUTCONF_RETRY_SHIFT;
-    c->qp[qpn].rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
-                          ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
 }
 
 /*
@@ -131,7 +110,7 @@ static uint32_t ernic_comp_owed(ErnicQP *qp, uint32_t psn)
     uint32_t i;
 
     for (i = 0; i < qp->osq_count; i++) {
-        ErnicOsq *e = ernic_osq(qp, i);
+        ErnicOsq *e = ernic_comp_osq(qp, i);
         uint32_t owed = e->psn + e->read_pkts;
 
         if (ernic_psn_diff(e->psn, psn) >= 0) {
@@ -163,9 +142,9 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
     acked = ernic_psn_diff(psn, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN));
     if (acked > 0 && ernic_psn_diff(psn, c->qp[qpn].sent_psn) <= 0) {
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
-        ernic_req_window_answered(&c->qp[qpn], false);
-        ernic_req_window_grow(&c->qp[qpn], acked);
-        ernic_comp_reload_counts(c, qpn);
+        ernic_txw_answered(&c->qp[qpn], false);
+        ernic_txw_grow(&c->qp[qpn], acked);
+        ernic_qp_reload_counts(c, qpn);
         /*
          * The transmit window has moved: packets it held may go. Only
          * packets of fetched WQEs wait for it; fetching waits for room in
@@ -174,7 +153,7 @@ static void ernic_comp_progress(ErnicCore *c, uint32_t qpn, uint32_t psn)
          * while every request is out, rings nothing.
          */
         if (c->qp[qpn].tx_idx < c->qp[qpn].osq_count) {
-            ernic_sq_doorbell(c, qpn);
+            ernic_up_kick(c, qpn);
         }
     }
 }
@@ -200,8 +179,8 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
     uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
     bool progress = false, ok = true;
 
-    while (qp->osq_count && ernic_osq(qp, 0)->done) {
-        ErnicOsq e = *ernic_osq(qp, 0);
+    while (qp->osq_count && ernic_comp_osq(qp, 0)->done) {
+        ErnicOsq e = *ernic_comp_osq(qp, 0);
 
         /* Taken off the queue before anything that could act on it. */
         qp->osq_head = (qp->osq_head + 1) % ERNIC_OSQ_DEPTH;
@@ -213,7 +192,7 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
             qp->tx_pkt = 0;
         }
         if (depth >= 2) {
-            ok &= ernic_sq_complete(c, qpn, depth, e.wrid, e.opcode, e.error);
+            ok &= ernic_comp_cqe(c, qpn, depth, e.wrid, e.opcode, e.error);
         }
         progress = true;
     }
@@ -221,7 +200,7 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
         return;
     }
     if (qp->osq_count) {
-        uint32_t head = ernic_osq(qp, 0)->psn;
+        uint32_t head = ernic_comp_osq(qp, 0)->psn;
 
         if (ernic_psn_diff(head, ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) > 0) {
             ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, head);
@@ -234,13 +213,13 @@ void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn)
                          ernic_qp_reg(c, qpn, ERNIC_SQPSN));
         timer_del(qp->retry_timer);
     }
-    ernic_req_window_answered(qp, false);
-    ernic_sq_update_status(c, qpn);
+    ernic_txw_answered(qp, false);
+    ernic_qp_update_status(c, qpn);
     if (!ok) {
         ernic_comp_dma_fault(c, qpn, "a completion");
     }
     /* Room in the outstanding queue: fetch more. */
-    ernic_sq_doorbell(c, qpn);
+    ernic_up_kick(c, qpn);
 }
 
 /* FATAL: everything outstanding completes with ERRFLAG (PG332 p.14). */
@@ -250,8 +229,8 @@ void ernic_comp_flush(ErnicCore *c, uint32_t qpn)
     uint32_t i;
 
     for (i = 0; i < qp->osq_count; i++) {
-        ernic_osq(qp, i)->done = true;
-        ernic_osq(qp, i)->error = true;
+        ernic_comp_osq(qp, i)->done = true;
+        ernic_comp_osq(qp, i)->error = true;
     }
     qp->tx_idx = qp->osq_count;
     qp->rnr_wait = false;
@@ -328,6 +307,26 @@ static void ernic_comp_restart_retry(ErnicCore *c, uint32_t qpn)
     }
 }
 
+/* Rewind transmission to the first packet of outstanding entry @from. */
+static void ernic_comp_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
+{
+    ErnicQP *qp = &c->qp[qpn];
+
+    if (from >= qp->osq_count) {
+        return;
+    }
+    trace_ernic_retransmit(qpn, qp->osq[(qp->osq_head + from) %
+                                         ERNIC_OSQ_DEPTH].psn);
+    qp->tx_idx = from;
+    qp->tx_pkt = 0;
+    ernic_txw_rewound(qp);
+    ernic_gcsr_count32(c, ERNIC_RETRYCNTSTS);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
+                     ernic_qp_reg(c, qpn, ERNIC_STATQP) |
+                     ERNIC_STATQP_RETRIED);
+    ernic_up_kick(c, qpn);
+}
+
 /* Retry: whole WQEs again from @from (PG332 p.10), while counts last. */
 static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
 {
@@ -342,43 +341,43 @@ static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
         qp->retries_left--;
     }
     timer_del(qp->retry_timer);
-    ernic_req_window_shrink(qp);
-    ernic_req_retransmit(c, qpn, from);
-    ernic_sq_update_status(c, qpn);
+    ernic_txw_shrink(qp);
+    ernic_comp_retransmit(c, qpn, from);
+    ernic_qp_update_status(c, qpn);
 }
 
 /* No response within the retransmit period: retry from the oldest WQE. */
 void ernic_comp_retry_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
-    bool entered = ernic_timer_enter(qp->core);
+    bool entered = ernic_dma_guard_enter(qp->core);
 
     /* Something sent (entry 0 may be partly sent) and unanswered. */
     if (qp->osq_count && (qp->tx_idx || qp->tx_pkt)) {
-        if (ernic_req_window_stalled(qp)) {
+        if (ernic_txw_stalled(qp)) {
             /* Only packets the peer has went unanswered: no retry. */
             trace_ernic_timeout(qp->qpn, "resend window");
             ernic_comp_arm_retry(qp->core, qp->qpn);
-            ernic_sq_doorbell(qp->core, qp->qpn);
+            ernic_up_kick(qp->core, qp->qpn);
         } else {
             trace_ernic_timeout(qp->qpn, "retransmit");
             ernic_comp_retry(qp->core, qp->qpn, 0);
         }
     }
-    ernic_timer_exit(qp->core, entered);
+    ernic_dma_guard_exit(qp->core, entered);
 }
 
 /* The RNR NAK wait is over: send again from the rewound position. */
 void ernic_comp_rnr_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
-    bool entered = ernic_timer_enter(qp->core);
+    bool entered = ernic_dma_guard_enter(qp->core);
 
     trace_ernic_timeout(qp->qpn, "rnr");
     qp->rnr_wait = false;
-    ernic_count32(qp->core, ERNIC_RETRYCNTSTS);
-    ernic_sq_doorbell(qp->core, qp->qpn);
-    ernic_timer_exit(qp->core, entered);
+    ernic_gcsr_count32(qp->core, ERNIC_RETRYCNTSTS);
+    ernic_up_kick(qp->core, qp->qpn);
+    ernic_dma_guard_exit(qp->core, entered);
 }
 
 /* The outstanding entry whose PSN range holds @psn, or -1. */
@@ -387,10 +386,10 @@ static int ernic_comp_find(ErnicQP *qp, uint32_t psn)
     uint32_t i;
 
     for (i = 0; i < qp->osq_count; i++) {
-        ErnicOsq *e = ernic_osq(qp, i);
+        ErnicOsq *e = ernic_comp_osq(qp, i);
 
         if (ernic_psn_diff(psn, e->psn) >= 0 &&
-            ernic_psn_diff(psn, ernic_osq_last_psn(e)) <= 0) {
+            ernic_psn_diff(psn, ernic_comp_last_psn(e)) <= 0) {
             return i;
         }
     }
@@ -414,12 +413,12 @@ static int ernic_comp_ack_upto(ErnicCore *c, uint32_t qpn, uint32_t psn)
 
     /* @psn was sent (ernic_comp_receive), so is all before it. */
     for (i = 0; i < qp->osq_count; i++) {
-        ErnicOsq *e = ernic_osq(qp, i);
+        ErnicOsq *e = ernic_comp_osq(qp, i);
 
         if (e->done) {
             continue;
         }
-        if (ernic_psn_diff(ernic_osq_last_psn(e), psn) > 0) {
+        if (ernic_psn_diff(ernic_comp_last_psn(e), psn) > 0) {
             break;
         }
         if (e->opcode == ERNIC_OP_READ) {
@@ -431,7 +430,7 @@ static int ernic_comp_ack_upto(ErnicCore *c, uint32_t qpn, uint32_t psn)
         progress = true;
     }
     if (progress) {
-        ernic_comp_reload_counts(c, qpn);
+        ernic_qp_reload_counts(c, qpn);
         ernic_comp_complete_ready(c, qpn);
         if (implied >= 0) {
             /* Not done, so still queued, now at a lower index. */
@@ -455,7 +454,7 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     }
     if (qp->rnr_left == 0) {
         trace_ernic_retry_exhausted(qpn, "RNR");
-        ernic_net_rx_fatal(c, pkt, 0, qpn, ERNIC_FATAL_RNR_COUNTER);
+        ernic_qp_rx_fatal(c, pkt, 0, qpn, ERNIC_FATAL_RNR_COUNTER);
         return;
     }
     wait = (int64_t)ernic_rnr_us[pkt->syndrome & 0x1f] * SCALE_US;
@@ -467,10 +466,10 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     timer_del(qp->retry_timer);
     qp->tx_idx = i;
     qp->tx_pkt = 0;
-    ernic_req_window_rewound(qp);
+    ernic_txw_rewound(qp);
     qp->rnr_wait = true;
     timer_mod(qp->rnr_timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + wait);
-    ernic_sq_update_status(c, qpn);
+    ernic_qp_update_status(c, qpn);
 }
 
 /*
@@ -485,7 +484,7 @@ static void ernic_comp_rnr(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
  */
 static void ernic_comp_implied_nak(ErnicCore *c, uint32_t qpn, int i)
 {
-    ErnicOsq *e = ernic_osq(&c->qp[qpn], i);
+    ErnicOsq *e = ernic_comp_osq(&c->qp[qpn], i);
 
     if (e->read_reask != e->read_pkts + 1) {
         e->read_reask = e->read_pkts + 1;
@@ -506,80 +505,12 @@ static void ernic_comp_resend_answered(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
 
     if (((psn + 1) & ERNIC_PSN_MASK) != ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)
-        || !ernic_req_window_answered(qp, true)) {
+        || !ernic_txw_answered(qp, true)) {
         return;
     }
     timer_del(qp->retry_timer);
     ernic_comp_arm_retry(c, qpn);
-    ernic_sq_doorbell(c, qpn);
-}
-
-static void ernic_comp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t statqp;
-    int i;
-
-    ernic_count16(c, ERNIC_INAMPKTCNT, false);
-    switch (pkt->syndrome & IB_AETH_TYPE_MASK) {
-    case IB_AETH_ACK:
-        ernic_comp_resend_answered(c, qpn, pkt->psn);
-        ernic_comp_progress(c, qpn, pkt->psn + 1);
-        i = ernic_comp_ack_upto(c, qpn, pkt->psn);
-        if (i >= 0) {
-            ernic_comp_implied_nak(c, qpn, i);
-        }
-        return;
-    case IB_AETH_RNR_NAK:
-    case IB_AETH_NAK:
-        break;
-    default:
-        /* PG332 Table 2-3 bit 22: reserved AETH type, malformed, dropped. */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_AETH, qpn);
-        return;
-    }
-
-    statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP) & ~ERNIC_STATQP_NAK_SYND_MASK;
-    statqp |= (pkt->syndrome & 0x7f) << ERNIC_STATQP_NAK_SYND_SHIFT;
-    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
-    ernic_gcsr_set(c, ERNIC_INNCKPKTSTS,
-                   ((ernic_gcsr(c, ERNIC_INNCKPKTSTS) + 0x10000) & 0xffff0000) |
-                   (qpn & 0xff));
-    ernic_count16(c, ERNIC_INNAKPKTCNT, false);
-    trace_ernic_rx_nak(qpn, pkt->syndrome, pkt->psn);
-
-    if ((pkt->syndrome & IB_AETH_TYPE_MASK) == IB_AETH_RNR_NAK) {
-        ernic_comp_rnr(c, qpn, pkt);
-        return;
-    }
-    ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
-    if (pkt->syndrome == IB_NAK_PSN_SEQ) {
-        ernic_comp_progress(c, qpn, pkt->psn);
-        i = ernic_comp_find(qp, pkt->psn);
-        /*
-         * A NAK for a PSN that a retransmission already in progress will
-         * send again is stale: rewinding once more would only repeat it.
-         */
-        if (i >= 0 && !(qp->tx_idx < qp->osq_count &&
-                        ernic_psn_diff(ernic_osq(qp, qp->tx_idx)->psn +
-                                       qp->tx_pkt, pkt->psn) <= 0)) {
-            ernic_comp_retry(c, qpn, i);
-        }
-        return;
-    }
-    trace_ernic_rx_resp_error(qpn, pkt->opcode, pkt->psn, pkt->syndrome);
-    if (pkt->syndrome > IB_NAK_REMOTE_OP) {
-        /* A reserved NAK code: bad AETH syndrome (Table 2-4, 0x19). */
-        ernic_net_rx_fatal(c, pkt, ERNIC_SYND_AETH, qpn, ERNIC_FATAL_AETH);
-        return;
-    }
-    /*
-     * NAK-Invalid, Remote Access or Remote Operational error (p.18); the
-     * first of them is also Table 2-3 bit 23.
-     */
-    ernic_net_rx_fatal(c, pkt, pkt->syndrome == IB_NAK_INVALID_REQ ?
-                       ERNIC_SYND_BAD_RESPONSE : 0, qpn,
-                       ERNIC_FATAL_NAK_RECEIVED);
+    ernic_up_kick(c, qpn);
 }
 
 /* A response that is not what the outstanding request asked for. */
@@ -588,158 +519,328 @@ static void ernic_comp_bad_response(ErnicCore *c, uint32_t qpn,
                                     uint16_t code)
 {
     trace_ernic_rx_resp_error(qpn, pkt->opcode, pkt->psn, code);
-    ernic_net_rx_fatal(c, pkt, synd, qpn, code);
+    ernic_qp_rx_fatal(c, pkt, synd, qpn, code);
 }
 
-/* One READ response packet; IBTA 9.7.5.1.2 and PG332 Table 2-4 codes. */
-static void ernic_comp_read_resp(ErnicCore *c, uint32_t qpn,
-                                 const ErnicPkt *pkt)
+/*
+ * The states of the completer for one response, as rxe's comp_state; in
+ * this order.
+ */
+typedef enum ErnicCompState {
+    ERNIC_COMP_CHECK_PACKET,    /* a response to what we sent, well formed */
+    ERNIC_COMP_CHECK_OPCODE,    /* ACK/NAK, READ response, or neither */
+    ERNIC_COMP_ACK,             /* acknowledges up to its PSN */
+    ERNIC_COMP_NAK,             /* NAK or RNR NAK: recorded */
+    ERNIC_COMP_RNR,             /* wait, then send again (IBTA 9.7.5.2.8) */
+    ERNIC_COMP_NAK_SEQ,         /* PSN sequence error: send again */
+    ERNIC_COMP_NAK_FATAL,       /* any other NAK: FATAL */
+    ERNIC_COMP_READ_PSN,        /* READ response: which READ, which packet */
+    ERNIC_COMP_READ_OPCODE,     /* FIRST/MIDDLE/LAST/ONLY as expected */
+    ERNIC_COMP_READ_LENGTH,     /* the length its position has */
+    ERNIC_COMP_READ_DATA,       /* placed in the READ's local buffer */
+    ERNIC_COMP_DONE,
+} ErnicCompState;
+
+/* The response being completed. */
+typedef struct ErnicCompPkt {
+    ErnicCore *c;
+    ErnicQP *qp;
+    uint32_t qpn;
+    const ErnicPkt *pkt;
+    ErnicOsq *e;                /* READ responses: the READ */
+    int i;                      /* ... its index in the outstanding queue */
+    uint32_t idx;               /* ... and the response's packet */
+} ErnicCompPkt;
+
+static ErnicCompState ernic_comp_check_packet(ErnicCompPkt *r)
 {
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t pmtu, idx, expect_len;
-    bool last, fresh, ok;
-    int32_t d;
-    ErnicOsq *e;
-    int i;
+    ErnicCore *c = r->c;
+    const ErnicPkt *pkt = r->pkt;
+    uint32_t una = ernic_qp_reg(c, r->qpn, ERNIC_STATRESPSN);
 
-    ernic_count16(c, ERNIC_INSRRPKTCNT, true);
-    /* A response implicitly acknowledges every older request. */
-    i = ernic_comp_ack_upto(c, qpn, pkt->psn - 1);
-    if (i >= 0 && ernic_comp_find(qp, pkt->psn) != i) {
-        ernic_comp_implied_nak(c, qpn, i);
-        return;
-    }
-    i = ernic_comp_find(qp, pkt->psn);
-    if (i < 0 && (!qp->osq_count ||
-                  ernic_psn_diff(pkt->psn, ernic_osq(qp, 0)->psn) < 0)) {
-        /*
-         * The READ it answers was done and has just completed with the
-         * older requests this response acknowledged: a duplicate.
-         */
-        ernic_count16(c, ERNIC_ININVDUPCNT, true);
-        return;
-    }
-    if (i < 0 || ernic_osq(qp, i)->opcode != ERNIC_OP_READ) {
-        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
-                                ERNIC_FATAL_BAD_RESPONSE);
-        return;
-    }
-    e = ernic_osq(qp, i);
-    pmtu = e->pmtu;             /* as when the READ was segmented */
-    idx = pkt->psn - e->psn;
-    idx &= ERNIC_PSN_MASK;
-    d = idx - e->read_pkts;
-    if (d < 0) {
-        ernic_count16(c, ERNIC_ININVDUPCNT, true);
-        return;
-    }
-    if (d > 0) {
-        /*
-         * Responses were lost: implied NAK, ask again from the first
-         * missing one. Later responses to the earlier request keep
-         * arriving; they are dropped without asking again each time.
-         */
-        ernic_comp_implied_nak(c, qpn, i);
-        return;
-    }
-
-    /*
-     * Responses count from the request that asked for them: after a
-     * partial re-issue (ernic_req.c) the first one may be a FIRST or ONLY
-     * again, or a MIDDLE or LAST still coming from the earlier request.
-     */
-    expect_len = MIN(pmtu, e->len - idx * pmtu);
-    last = idx + 1 == e->npkts;
-    fresh = idx == e->read_base;
-    if (fresh && last) {
-        ok = pkt->opcode == IB_OPC_READ_RESP_ONLY ||
-             (idx && pkt->opcode == IB_OPC_READ_RESP_LAST);
-    } else if (last) {
-        ok = pkt->opcode == IB_OPC_READ_RESP_LAST;
-    } else {
-        ok = pkt->opcode == IB_OPC_READ_RESP_MIDDLE ||
-             (fresh && pkt->opcode == IB_OPC_READ_RESP_FIRST);
-        if (!idx && pkt->opcode != IB_OPC_READ_RESP_FIRST) {
-            ok = false;
-        }
-    }
-    if (!ok) {
-        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
-                                e->npkts == 1 &&
-                                pkt->opcode == IB_OPC_READ_RESP_LAST ?
-                                ERNIC_FATAL_READ_RESP_LAST_ONLY :
-                                ERNIC_FATAL_BAD_RESPONSE);
-        return;
-    }
-    if (pkt->paylen != expect_len) {
-        /* Table 2-3 bit 19, with the Table 2-4 code for its position. */
-        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_PMTU,
-                                e->npkts == 1 ?
-                                ERNIC_FATAL_READ_RESP_ONLY_LEN :
-                                last ? ERNIC_FATAL_READ_RESP_LAST :
-                                ERNIC_FATAL_READ_RESP_MID_LEN);
-        return;
-    }
-
-    /* idx < npkts and paylen == expect_len: within the WQE's buffer. */
-    if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, (uint64_t)idx * pmtu,
-                                  NULL, pkt->payload, pkt->paylen) :
-          ernic_dma_write(c, e->laddr + (uint64_t)idx * pmtu, pkt->payload,
-                          pkt->paylen))) {
-        ernic_comp_dma_fault(c, qpn, "READ response data");
-        return;
-    }
-    e->read_pkts++;
-    ernic_comp_progress(c, qpn, pkt->psn + 1);
-    ernic_comp_restart_retry(c, qpn);
-    if (e->read_pkts == e->npkts) {
-        e->done = true;
-        ernic_comp_reload_counts(c, qpn);
-        ernic_comp_complete_ready(c, qpn);
-    }
-}
-
-void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t una = ernic_qp_reg(c, qpn, ERNIC_STATRESPSN);
-
-    if (!qp->osq_count || ernic_psn_diff(pkt->psn, qp->sent_psn) >= 0) {
+    if (!r->qp->osq_count || ernic_psn_diff(pkt->psn, r->qp->sent_psn) >= 0) {
         /* A response to nothing we sent ("ghost"): dropped, counted. */
-        ernic_count16(c, ERNIC_ININVDUPCNT, false);
-        trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
-        return;
+        ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, false);
+        trace_ernic_rx_drop_resp(r->qpn, pkt->opcode, pkt->psn);
+        return ERNIC_COMP_DONE;
     }
     if (ernic_psn_diff(pkt->psn, una) < 0 &&
-        ernic_psn_diff(pkt->psn, ernic_osq(qp, 0)->psn) < 0) {
+        ernic_psn_diff(pkt->psn, ernic_comp_osq(r->qp, 0)->psn) < 0) {
         /* Older than anything outstanding: a duplicate. */
-        ernic_count16(c, ERNIC_ININVDUPCNT, true);
-        return;
+        ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, true);
+        return ERNIC_COMP_DONE;
     }
     if (!(pkt->flags & ERNIC_OPF_LAST) && pkt->padcnt) {
         /* Table 2-3 bit 18: FIRST or MIDDLE response with pad, dropped. */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PAD, qpn);
-        return;
+        ernic_err_rx(c, pkt->frame, pkt->len, ERNIC_SYND_PAD, r->qpn);
+        return ERNIC_COMP_DONE;
     }
-    if (pkt->paylen > ernic_qp_pmtu(c, qpn)) {
+    if (pkt->paylen > ernic_qp_pmtu(c, r->qpn)) {
         /* Table 2-3 bit 19: more than any packet may carry, dropped. */
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PMTU, qpn);
-        return;
+        ernic_err_rx(c, pkt->frame, pkt->len, ERNIC_SYND_PMTU, r->qpn);
+        return ERNIC_COMP_DONE;
     }
+    return ERNIC_COMP_CHECK_OPCODE;
+}
+
+static ErnicCompState ernic_comp_check_opcode(ErnicCompPkt *r)
+{
+    const ErnicPkt *pkt = r->pkt;
+
     switch (pkt->opcode) {
     case IB_OPC_ACK:
-        ernic_comp_ack(c, qpn, pkt);
-        break;
+        ernic_gcsr_count16(r->c, ERNIC_INAMPKTCNT, false);
+        switch (pkt->syndrome & IB_AETH_TYPE_MASK) {
+        case IB_AETH_ACK:
+            return ERNIC_COMP_ACK;
+        case IB_AETH_RNR_NAK:
+        case IB_AETH_NAK:
+            return ERNIC_COMP_NAK;
+        }
+        /* PG332 Table 2-3 bit 22: reserved AETH type, malformed, dropped. */
+        ernic_err_rx(r->c, pkt->frame, pkt->len, ERNIC_SYND_AETH, r->qpn);
+        return ERNIC_COMP_DONE;
     case IB_OPC_ATOMIC_ACK:
         /*
          * ERNIC sends no atomics (PG332 p.4): an ATOMIC ACKNOWLEDGE is
          * never the right answer (Table 2-4, 0x0C).
          */
-        ernic_comp_bad_response(c, qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
+        ernic_comp_bad_response(r->c, r->qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
                                 ERNIC_FATAL_ACK_OPCODE);
-        break;
+        return ERNIC_COMP_DONE;
     default:
-        ernic_comp_read_resp(c, qpn, pkt);
-        break;
+        ernic_gcsr_count16(r->c, ERNIC_INSRRPKTCNT, true);
+        return ERNIC_COMP_READ_PSN;
+    }
+}
+
+static ErnicCompState ernic_comp_do_ack(ErnicCompPkt *r)
+{
+    int i;
+
+    ernic_comp_resend_answered(r->c, r->qpn, r->pkt->psn);
+    ernic_comp_progress(r->c, r->qpn, r->pkt->psn + 1);
+    i = ernic_comp_ack_upto(r->c, r->qpn, r->pkt->psn);
+    if (i >= 0) {
+        ernic_comp_implied_nak(r->c, r->qpn, i);
+    }
+    return ERNIC_COMP_DONE;
+}
+
+/* A NAK or RNR NAK is recorded: STATQPi, INNCKPKTSTS, the counter. */
+static ErnicCompState ernic_comp_do_nak(ErnicCompPkt *r)
+{
+    ErnicCore *c = r->c;
+    const ErnicPkt *pkt = r->pkt;
+    uint32_t statqp;
+
+    statqp = ernic_qp_reg(c, r->qpn, ERNIC_STATQP) &
+             ~ERNIC_STATQP_NAK_SYND_MASK;
+    statqp |= (pkt->syndrome & 0x7f) << ERNIC_STATQP_NAK_SYND_SHIFT;
+    ernic_qp_set_reg(c, r->qpn, ERNIC_STATQP, statqp);
+    ernic_gcsr_set(c, ERNIC_INNCKPKTSTS,
+                   ((ernic_gcsr(c, ERNIC_INNCKPKTSTS) + 0x10000) & 0xffff0000) |
+                   (r->qpn & 0xff));
+    ernic_gcsr_count16(c, ERNIC_INNAKPKTCNT, false);
+    trace_ernic_rx_nak(r->qpn, pkt->syndrome, pkt->psn);
+    if ((pkt->syndrome & IB_AETH_TYPE_MASK) == IB_AETH_RNR_NAK) {
+        return ERNIC_COMP_RNR;
+    }
+    ernic_comp_ack_upto(c, r->qpn, pkt->psn - 1);
+    return pkt->syndrome == IB_NAK_PSN_SEQ ? ERNIC_COMP_NAK_SEQ :
+                                             ERNIC_COMP_NAK_FATAL;
+}
+
+/*
+ * A NAK for a PSN that a retransmission already in progress will send
+ * again is stale: rewinding once more would only repeat it.
+ */
+static ErnicCompState ernic_comp_do_nak_seq(ErnicCompPkt *r)
+{
+    ErnicQP *qp = r->qp;
+    uint32_t psn = r->pkt->psn;
+    int i;
+
+    ernic_comp_progress(r->c, r->qpn, psn);
+    i = ernic_comp_find(qp, psn);
+    if (i >= 0 && !(qp->tx_idx < qp->osq_count &&
+                    ernic_psn_diff(ernic_comp_osq(qp, qp->tx_idx)->psn +
+                                   qp->tx_pkt, psn) <= 0)) {
+        ernic_comp_retry(r->c, r->qpn, i);
+    }
+    return ERNIC_COMP_DONE;
+}
+
+static ErnicCompState ernic_comp_do_nak_fatal(ErnicCompPkt *r)
+{
+    const ErnicPkt *pkt = r->pkt;
+
+    trace_ernic_rx_resp_error(r->qpn, pkt->opcode, pkt->psn, pkt->syndrome);
+    if (pkt->syndrome > IB_NAK_REMOTE_OP) {
+        /* A reserved NAK code: bad AETH syndrome (Table 2-4, 0x19). */
+        ernic_qp_rx_fatal(r->c, pkt, ERNIC_SYND_AETH, r->qpn,
+                          ERNIC_FATAL_AETH);
+        return ERNIC_COMP_DONE;
+    }
+    /*
+     * NAK-Invalid, Remote Access or Remote Operational error (p.18); the
+     * first of them is also Table 2-3 bit 23.
+     */
+    ernic_qp_rx_fatal(r->c, pkt, pkt->syndrome == IB_NAK_INVALID_REQ ?
+                      ERNIC_SYND_BAD_RESPONSE : 0, r->qpn,
+                      ERNIC_FATAL_NAK_RECEIVED);
+    return ERNIC_COMP_DONE;
+}
+
+/*
+ * Which READ a response answers, and which of its packets it is (IBTA
+ * 9.7.5.1.2): a response implicitly acknowledges every older request;
+ * one that comes before the packet expected is a duplicate, one after it
+ * means responses were lost (implied NAK: ask again from the first
+ * missing one; later responses to the earlier request keep arriving and
+ * are dropped without asking again each time).
+ */
+static ErnicCompState ernic_comp_read_psn(ErnicCompPkt *r)
+{
+    ErnicQP *qp = r->qp;
+    const ErnicPkt *pkt = r->pkt;
+    int i = ernic_comp_ack_upto(r->c, r->qpn, pkt->psn - 1);
+    int32_t d;
+
+    if (i >= 0 && ernic_comp_find(qp, pkt->psn) != i) {
+        ernic_comp_implied_nak(r->c, r->qpn, i);
+        return ERNIC_COMP_DONE;
+    }
+    r->i = ernic_comp_find(qp, pkt->psn);
+    if (r->i < 0 &&
+        (!qp->osq_count ||
+         ernic_psn_diff(pkt->psn, ernic_comp_osq(qp, 0)->psn) < 0)) {
+        /*
+         * The READ it answers was done and has just completed with the
+         * older requests this response acknowledged: a duplicate.
+         */
+        ernic_gcsr_count16(r->c, ERNIC_ININVDUPCNT, true);
+        return ERNIC_COMP_DONE;
+    }
+    if (r->i < 0 || ernic_comp_osq(qp, r->i)->opcode != ERNIC_OP_READ) {
+        ernic_comp_bad_response(r->c, r->qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
+                                ERNIC_FATAL_BAD_RESPONSE);
+        return ERNIC_COMP_DONE;
+    }
+    r->e = ernic_comp_osq(qp, r->i);
+    r->idx = (pkt->psn - r->e->psn) & ERNIC_PSN_MASK;
+    d = r->idx - r->e->read_pkts;
+    if (d < 0) {
+        ernic_gcsr_count16(r->c, ERNIC_ININVDUPCNT, true);
+        return ERNIC_COMP_DONE;
+    }
+    if (d > 0) {
+        ernic_comp_implied_nak(r->c, r->qpn, r->i);
+        return ERNIC_COMP_DONE;
+    }
+    return ERNIC_COMP_READ_OPCODE;
+}
+
+/*
+ * Responses count from the request that asked for them: after a partial
+ * re-issue (ernic_req.c) the first one may be a FIRST or ONLY again, or
+ * a MIDDLE or LAST still coming from the earlier request.
+ */
+static ErnicCompState ernic_comp_read_opcode(ErnicCompPkt *r)
+{
+    const ErnicOsq *e = r->e;
+    uint8_t op = r->pkt->opcode;
+    bool last = r->idx + 1 == e->npkts, fresh = r->idx == e->read_base;
+    bool ok;
+
+    if (fresh && last) {
+        ok = op == IB_OPC_READ_RESP_ONLY ||
+             (r->idx && op == IB_OPC_READ_RESP_LAST);
+    } else if (last) {
+        ok = op == IB_OPC_READ_RESP_LAST;
+    } else {
+        ok = op == IB_OPC_READ_RESP_MIDDLE ||
+             (fresh && op == IB_OPC_READ_RESP_FIRST);
+        if (!r->idx && op != IB_OPC_READ_RESP_FIRST) {
+            ok = false;
+        }
+    }
+    if (!ok) {
+        ernic_comp_bad_response(r->c, r->qpn, r->pkt,
+                                ERNIC_SYND_BAD_RESPONSE,
+                                e->npkts == 1 &&
+                                op == IB_OPC_READ_RESP_LAST ?
+                                ERNIC_FATAL_READ_RESP_LAST_ONLY :
+                                ERNIC_FATAL_BAD_RESPONSE);
+        return ERNIC_COMP_DONE;
+    }
+    return ERNIC_COMP_READ_LENGTH;
+}
+
+/* Table 2-3 bit 19, with the Table 2-4 code for the packet's position. */
+static ErnicCompState ernic_comp_read_length(ErnicCompPkt *r)
+{
+    const ErnicOsq *e = r->e;
+    uint32_t pmtu = e->pmtu;             /* as when the READ was segmented */
+
+    if (r->pkt->paylen == MIN(pmtu, e->len - r->idx * pmtu)) {
+        return ERNIC_COMP_READ_DATA;
+    }
+    ernic_comp_bad_response(r->c, r->qpn, r->pkt, ERNIC_SYND_PMTU,
+                            e->npkts == 1 ? ERNIC_FATAL_READ_RESP_ONLY_LEN :
+                            r->idx + 1 == e->npkts ?
+                            ERNIC_FATAL_READ_RESP_LAST :
+                            ERNIC_FATAL_READ_RESP_MID_LEN);
+    return ERNIC_COMP_DONE;
+}
+
+/* idx < npkts and the length checked: within the WQE's buffer. */
+static ErnicCompState ernic_comp_read_data(ErnicCompPkt *r)
+{
+    ErnicOsq *e = r->e;
+    const ErnicPkt *pkt = r->pkt;
+
+    if (!(e->nsge ? ernic_mr_sge_dma(r->c, e->sge, e->nsge,
+                                     (uint64_t)r->idx * e->pmtu, NULL,
+                                     pkt->payload, pkt->paylen) :
+          ernic_dma_write(r->c, e->laddr + (uint64_t)r->idx * e->pmtu,
+                          pkt->payload, pkt->paylen))) {
+        ernic_comp_dma_fault(r->c, r->qpn, "READ response data");
+        return ERNIC_COMP_DONE;
+    }
+    e->read_pkts++;
+    ernic_comp_progress(r->c, r->qpn, pkt->psn + 1);
+    ernic_comp_restart_retry(r->c, r->qpn);
+    if (e->read_pkts == e->npkts) {
+        e->done = true;
+        ernic_qp_reload_counts(r->c, r->qpn);
+        ernic_comp_complete_ready(r->c, r->qpn);
+    }
+    return ERNIC_COMP_DONE;
+}
+
+static ErnicCompState ernic_comp_do_rnr(ErnicCompPkt *r)
+{
+    ernic_comp_rnr(r->c, r->qpn, r->pkt);
+    return ERNIC_COMP_DONE;
+}
+
+/* The step of each state but ERNIC_COMP_DONE, in ErnicCompState's order. */
+static ErnicCompState (*const ernic_comp_steps[])(ErnicCompPkt *r) = {
+    ernic_comp_check_packet, ernic_comp_check_opcode, ernic_comp_do_ack,
+    ernic_comp_do_nak, ernic_comp_do_rnr, ernic_comp_do_nak_seq,
+    ernic_comp_do_nak_fatal, ernic_comp_read_psn, ernic_comp_read_opcode,
+    ernic_comp_read_length, ernic_comp_read_data,
+};
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_comp_steps) != ERNIC_COMP_DONE);
+
+/* A response packet for an enabled QP (ernic_net.c). */
+void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicCompPkt r = { .c = c, .qp = &c->qp[qpn], .qpn = qpn, .pkt = pkt };
+    ErnicCompState s = ERNIC_COMP_CHECK_PACKET;
+
+    while (s != ERNIC_COMP_DONE) {
+        s = ernic_comp_steps[s](&r);
     }
 }

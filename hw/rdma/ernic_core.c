@@ -20,6 +20,8 @@
 #include "ernic_core.h"
 #include "trace.h"
 
+QEMU_BUILD_BUG_ON(ERNIC_MAX_FRAME > ERNIC_ETH_FRAME_MAX);
+
 typedef struct ErnicRegInfo {
     const char *name;
     uint32_t reset;
@@ -61,15 +63,112 @@ static const ErnicRegInfo ernic_ext_qp_info[ERNIC_EXT_QP_WORDS] = {
     ERNIC_EXT_QP_REGS(ERNIC_QP_INFO)
 };
 
+/* A register write, as its side effect sees it. */
+typedef struct ErnicRegWrite {
+    hwaddr addr;
+    uint32_t qpn;               /* per-QP registers (PG332 block) only */
+    uint32_t old;               /* the value before the write */
+    uint32_t cleared;           /* W1C: the bits it cleared */
+} ErnicRegWrite;
+
+typedef void (*ErnicWriteOp)(ErnicCore *c, const ErnicRegWrite *w);
+
 /* Which block an address falls in, and the register there. */
 typedef struct ErnicRegRef {
     const ErnicRegInfo *info;   /* NULL: no register at this address */
+    ErnicWriteOp op;            /* its side effect, if it has one */
     uint32_t *reg;
     uint32_t qpn;               /* per-QP registers only, else 0 */
     uint32_t index;             /* PD table entry, for tracing */
 } ErnicRegRef;
 
-static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
+static void ernic_core_inten_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    uint32_t val = ernic_gcsr(c, ERNIC_INTEN);
+
+    /* Enabling a cause that is already pending interrupts at once. */
+    ernic_irq_update(c, val & ~w->old & ernic_gcsr(c, ERNIC_INTSTS));
+}
+
+static void ernic_core_intsts_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    ernic_irq_update(c, w->cleared != 0);
+}
+
+/* Enabling ERNIC serves the doorbells rung while it was off. */
+static void ernic_core_xrnicconf_written(ErnicCore *c,
+                                         const ErnicRegWrite *w)
+{
+    uint32_t val = ernic_gcsr(c, ERNIC_XRNICCONF);
+    uint32_t qpn;
+
+    if ((val & ERNIC_XRNICCONF_EN) && !(w->old & ERNIC_XRNICCONF_EN)) {
+        for (qpn = 1; qpn <= c->num_qp; qpn++) {
+            ernic_up_kick(c, qpn);
+        }
+    }
+}
+
+/*
+ * A write to SQPIi, QPCONFi or QDEPTHi lets ernic_req_can_run() log once
+ * more why the QP cannot send.
+ */
+static void ernic_core_qdepth_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    c->qp[w->qpn].db_warned = false;
+}
+
+static void ernic_core_sqpi_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    c->qp[w->qpn].db_warned = false;
+    ernic_up_kick(c, w->qpn);
+}
+
+static void ernic_core_qpconf_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    c->qp[w->qpn].db_warned = false;
+    ernic_engine_qpconf_written(c, w->qpn, w->old);
+}
+
+static void ernic_core_statqp_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    ernic_qp_statqp_written(c, w->qpn);
+}
+
+/* Software override: the SQ processing position follows it. */
+static void ernic_core_sqptr_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    c->qp[w->qpn].sq_next = ernic_qp_reg(c, w->qpn, ERNIC_STATCURSQPTR);
+}
+
+static void ernic_core_cqhead_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    c->qp[w->qpn].cq_next = ernic_qp_reg(c, w->qpn, ERNIC_CQHEAD);
+}
+
+/* ERNIC-X: every register goes to ernic_ext_written(), which sorts them. */
+static void ernic_core_ext_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    ernic_ext_written(c, w->addr, w->old);
+}
+
+/* Side effects of register writes, by register (as igb's writeops[]). */
+static const ErnicWriteOp ernic_gcsr_writeops[ERNIC_GCSR_WORDS] = {
+    [ERNIC_GW(ERNIC_INTEN)] = ernic_core_inten_written,
+    [ERNIC_GW(ERNIC_INTSTS)] = ernic_core_intsts_written,
+    [ERNIC_GW(ERNIC_XRNICCONF)] = ernic_core_xrnicconf_written,
+};
+
+static const ErnicWriteOp ernic_qp_writeops[ERNIC_QP_WORDS] = {
+    [ERNIC_W(ERNIC_SQPI)] = ernic_core_sqpi_written,
+    [ERNIC_W(ERNIC_QPCONF)] = ernic_core_qpconf_written,
+    [ERNIC_W(ERNIC_QDEPTH)] = ernic_core_qdepth_written,
+    [ERNIC_W(ERNIC_STATQP)] = ernic_core_statqp_written,
+    [ERNIC_W(ERNIC_STATCURSQPTR)] = ernic_core_sqptr_written,
+    [ERNIC_W(ERNIC_CQHEAD)] = ernic_core_cqhead_written,
+};
+
+static ErnicRegRef ernic_core_decode(ErnicCore *c, hwaddr addr)
 {
     ErnicRegRef r = { 0 };
     const ErnicRegInfo *info;
@@ -87,6 +186,7 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
         info = &ernic_gcsr_info[ERNIC_GW(addr)];
         if (info->name) {
             r.info = info;
+            r.op = ernic_gcsr_writeops[ERNIC_GW(addr)];
             r.reg = &c->gcsr[ERNIC_GW(addr)];
         }
     } else if (addr >= ERNIC_EXT_QP_BASE) {
@@ -96,12 +196,14 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
         info = &ernic_ext_qp_info[ERNIC_W(off)];
         if (c->mrt && qpn <= c->num_qp && info->name) {
             r.info = info;
+            r.op = ernic_core_ext_written;
             r.reg = &c->qp[qpn].ext_regs[ERNIC_W(off)];
         }
     } else if (addr >= ERNIC_EXT_BASE) {
         if (c->mrt && ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
             ernic_ext_info[ERNIC_EXT_W(addr)].name) {
             r.info = &ernic_ext_info[ERNIC_EXT_W(addr)];
+            r.op = ernic_core_ext_written;
             r.reg = &c->ext_regs[ERNIC_EXT_W(addr)];
         }
     } else {
@@ -115,6 +217,7 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
         if (r.qpn <= c->num_qp && info->name &&
             !(r.qpn == ERNIC_QP_GSI && (info->flags & ERNIC_F_NOQP1))) {
             r.info = info;
+            r.op = ernic_qp_writeops[ERNIC_W(off)];
             r.reg = &c->qp[r.qpn].regs[ERNIC_W(off)];
         }
     }
@@ -122,114 +225,16 @@ static ErnicRegRef ernic_decode(ErnicCore *c, hwaddr addr)
 }
 
 /*
- * Interrupts (PG332 "Interrupts", p.48).
- *
- * The one ERNIC interrupt is the OR of INTSTS & INTEN. Over MSI-X and MSI a
- * message is sent when an enabled cause becomes pending, and again when
- * software acknowledges some causes while others stay pending, so that a
- * handler which clears only what it has seen never loses an interrupt. With
- * INTx the line follows the level.
- */
-/* The board interrupt (vector 1): the Ethernet path and the ImmDt DMA. */
-static bool ernic_eth_irq_pending(ErnicCore *c)
-{
-    return (c->eth[ERNIC_ETH_INTSTS / 4] & c->eth[ERNIC_ETH_INTEN / 4]) ||
-           ernic_immdt_irq_pending(c);
-}
-
-/*
- * Without MSI-X the ERNIC and the Ethernet path share the one MSI message
- * or the INTx line.
- */
-static void ernic_irq_signal(ErnicCore *c, unsigned vector, bool notify,
-                             bool pending)
-{
-    PCIDevice *d = c->owner;
-
-    if (msix_enabled(d)) {
-        if (notify && pending) {
-            msix_notify(d, vector);
-        }
-    } else if (msi_enabled(d)) {
-        if (notify && pending) {
-            msi_notify(d, 0);
-        }
-    } else {
-        pci_set_irq(d, pending || ernic_eth_irq_pending(c) ||
-                       (ernic_gcsr(c, ERNIC_INTSTS) &
-                        ernic_gcsr(c, ERNIC_INTEN)));
-    }
-}
-
-static void ernic_irq_update(ErnicCore *c, bool notify)
-{
-    uint32_t pending = ernic_gcsr(c, ERNIC_INTSTS) & ernic_gcsr(c, ERNIC_INTEN);
-
-    trace_ernic_irq(ernic_gcsr(c, ERNIC_INTSTS), ernic_gcsr(c, ERNIC_INTEN),
-                    notify && pending);
-    ernic_irq_signal(c, ERNIC_MSIX_VEC_ERNIC, notify, pending);
-}
-
-void ernic_core_eth_irq(ErnicCore *c, bool notify)
-{
-    ernic_irq_signal(c, ERNIC_MSIX_VEC_ETH, notify, ernic_eth_irq_pending(c));
-}
-
-void ernic_core_raise(ErnicCore *c, uint32_t causes)
-{
-    uint32_t *sts = &c->gcsr[ERNIC_GW(ERNIC_INTSTS)];
-    uint32_t en = ernic_gcsr(c, ERNIC_INTEN);
-    uint32_t newly = causes & ~*sts & en;
-
-    *sts |= causes & ERNIC_INT_ALL;
-    ernic_irq_update(c, newly != 0);
-}
-
-/*
- * Causes that have a per-QP bank (PG332 p.38): WQE completion (CQINTSTSn)
- * and RQ packet received (RQINTSTSn). The bank bit is set for every event;
- * INTSTS is raised only for QPs whose QPCONF[3] (CQ) or QPCONF[2] (RQ)
- * interrupt enable is set.
- */
-void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn)
-{
-    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
-    hwaddr bank;
-    uint32_t enable;
-
-    if (cause == ERNIC_INT_WQE_COMPLETION) {
-        bank = ERNIC_CQINTSTS1;
-        enable = ERNIC_QPCONF_CQ_INT_EN;
-    } else {
-        g_assert(cause == ERNIC_INT_RQ_PKT_RECEIVED);
-        bank = ERNIC_RQINTSTS1;
-        enable = ERNIC_QPCONF_RQ_INT_EN;
-    }
-    if (!(qpconf & enable)) {
-        return;
-    }
-    /*
-     * The eight banks cover QP numbers 0..255 (PG332 p.38); with num-qp=256,
-     * QP256 has no bank bit and is reported through INTSTS alone.
-     */
-    if (ERNIC_QP_BANK(qpn) < ERNIC_INTSTS_BANKS) {
-        c->gcsr[ERNIC_GW(bank) + ERNIC_QP_BANK(qpn)] |=
-            ERNIC_QP_BANK_BIT(qpn);
-    }
-    ernic_core_raise(c, cause);
-}
-
-/*
  * Register access
  */
 
-static bool ernic_swo_enabled(ErnicCore *c)
+static bool ernic_core_swo_enabled(ErnicCore *c)
 {
     return ernic_gcsr(c, ERNIC_XRNICADCONF) & ERNIC_XRNICADCONF_SWO;
 }
 
-static void ernic_trace_access(ErnicRegRef *r, hwaddr addr, uint32_t val,
-                               bool is_write)
+static void ernic_core_trace_access(ErnicRegRef *r, hwaddr addr, uint32_t val,
+                                    bool is_write)
 {
     if (r->qpn) {
         if (is_write) {
@@ -255,7 +260,7 @@ static void ernic_trace_access(ErnicRegRef *r, hwaddr addr, uint32_t val,
  * (PG332 "Register Space": all registers are 32 bits). Others read 0 and
  * are not written.
  */
-static bool ernic_access_ok(hwaddr addr, unsigned size, bool is_write)
+static bool ernic_core_access_ok(hwaddr addr, unsigned size, bool is_write)
 {
     if (size == 4 && !(addr & 3)) {
         return true;
@@ -273,10 +278,10 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
     ErnicRegRef r;
     uint32_t val;
 
-    if (!ernic_access_ok(addr, size, false)) {
+    if (!ernic_core_access_ok(addr, size, false)) {
         return 0;
     }
-    r = ernic_decode(c, addr);
+    r = ernic_core_decode(c, addr);
     if (!r.info) {
         trace_ernic_ub_mmio_unknown(addr, false);
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -285,64 +290,8 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
         return 0;
     }
     val = *r.reg & r.info->mask;
-    ernic_trace_access(&r, addr, val, false);
+    ernic_core_trace_access(&r, addr, val, false);
     return val;
-}
-
-/* Side effects of per-QP register writes. */
-static void ernic_qp_written(ErnicCore *c, uint32_t qpn, hwaddr off,
-                             uint32_t old)
-{
-    if (off == ERNIC_SQPI || off == ERNIC_QPCONF || off == ERNIC_QDEPTH) {
-        c->qp[qpn].db_warned = false;
-    }
-    switch (off) {
-    case ERNIC_SQPI:
-        ernic_sq_doorbell(c, qpn);
-        break;
-    case ERNIC_QPCONF:
-        ernic_qp_conf_written(c, qpn, old);
-        break;
-    case ERNIC_STATQP:
-        ernic_qp_statqp_written(c, qpn);
-        break;
-    case ERNIC_STATCURSQPTR:
-        /* Software override: the SQ processing position follows it. */
-        c->qp[qpn].sq_next = ernic_qp_reg(c, qpn, off);
-        break;
-    case ERNIC_CQHEAD:
-        c->qp[qpn].cq_next = ernic_qp_reg(c, qpn, off);
-        break;
-    default:
-        break;
-    }
-}
-
-/* Side effects of global register writes. */
-static void ernic_gcsr_written(ErnicCore *c, hwaddr addr, uint32_t old,
-                               uint32_t cleared)
-{
-    uint32_t val = ernic_gcsr(c, addr);
-    uint32_t qpn;
-
-    switch (addr) {
-    case ERNIC_INTEN:
-        /* Enabling a cause that is already pending interrupts at once. */
-        ernic_irq_update(c, val & ~old & ernic_gcsr(c, ERNIC_INTSTS));
-        break;
-    case ERNIC_INTSTS:
-        ernic_irq_update(c, cleared != 0);
-        break;
-    case ERNIC_XRNICCONF:
-        if ((val & ERNIC_XRNICCONF_EN) && !(old & ERNIC_XRNICCONF_EN)) {
-            for (qpn = 1; qpn <= c->num_qp; qpn++) {
-                ernic_sq_doorbell(c, qpn);
-            }
-        }
-        break;
-    default:
-        break;
-    }
 }
 
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
@@ -352,10 +301,10 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
     uint32_t old, wmask, cleared = 0;
     ErnicRegRef r;
 
-    if (!ernic_access_ok(addr, size, true)) {
+    if (!ernic_core_access_ok(addr, size, true)) {
         return;
     }
-    r = ernic_decode(c, addr);
+    r = ernic_core_decode(c, addr);
     if (!r.info) {
         trace_ernic_ub_mmio_unknown(addr, true);
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -363,11 +312,11 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
                       " (value 0x%" PRIx32 ")\n", addr, val);
         return;
     }
-    ernic_trace_access(&r, addr, val, true);
+    ernic_core_trace_access(&r, addr, val, true);
 
     old = *r.reg;
     wmask = r.info->wmask;
-    if ((r.info->flags & ERNIC_F_SWO) && ernic_swo_enabled(c)) {
+    if ((r.info->flags & ERNIC_F_SWO) && ernic_core_swo_enabled(c)) {
         wmask = r.info->mask;
     }
 
@@ -389,112 +338,21 @@ void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
         break;
     }
 
-    if (r.qpn) {
-        ernic_qp_written(c, r.qpn, addr - ERNIC_QP_OFFSET(r.qpn), old);
-    } else if (addr >= ERNIC_EXT_BASE) {
-        ernic_ext_written(c, addr, old);
-    } else if (addr >= ERNIC_GCSR_BASE) {
-        ernic_gcsr_written(c, addr, old, cleared);
+    if (r.op) {
+        ErnicRegWrite w = {
+            .addr = addr, .qpn = r.qpn, .old = old, .cleared = cleared,
+        };
+
+        r.op(c, &w);
     }
-}
-
-/*
- * Engine helpers
- */
-
-QEMU_BUILD_BUG_ON(ERNIC_MAX_FRAME > ERNIC_ETH_FRAME_MAX);
-
-bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len)
-{
-    bool ok;
-
-    if (!len) {
-        return true;
-    }
-    if (ernic_reconic_dma(c, addr, buf, NULL, len, &ok)) {
-        return ok;
-    }
-    if (pci_dma_read(c->owner, addr, buf, len) != MEMTX_OK) {
-        trace_ernic_dma_error(addr, len, false);
-        return false;
-    }
-    return true;
-}
-
-bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
-                     uint64_t len)
-{
-    bool ok;
-
-    if (!len) {
-        return true;
-    }
-    if (ernic_reconic_dma(c, addr, NULL, buf, len, &ok)) {
-        return ok;
-    }
-    if (pci_dma_write(c->owner, addr, buf, len) != MEMTX_OK) {
-        trace_ernic_dma_error(addr, len, true);
-        return false;
-    }
-    return true;
-}
-
-/*
- * QEMU engages a device's re-entrancy guard around its MMIO handlers and
- * guarded bottom halves, and the net layer around receive; a timer runs
- * outside both. Engaged, the guard makes a DMA that reaches the device's
- * own registers fail (MEMTX_ACCESS_ERROR) instead of re-entering it.
- */
-bool ernic_timer_enter(ErnicCore *c)
-{
-    MemReentrancyGuard *g = &DEVICE(c->owner)->mem_reentrancy_guard;
-
-    if (g->engaged_in_io) {
-        return false;
-    }
-    g->engaged_in_io = true;
-    return true;
-}
-
-void ernic_timer_exit(ErnicCore *c, bool entered)
-{
-    if (entered) {
-        DEVICE(c->owner)->mem_reentrancy_guard.engaged_in_io = false;
-    }
-}
-
-uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
-{
-    uint32_t code = (ernic_qp_reg(c, qpn, ERNIC_QPCONF) &
-                     ERNIC_QPCONF_PMTU_MASK) >> ERNIC_QPCONF_PMTU_SHIFT;
-
-    /* Codes 5..7 are reserved (PG332 p.41); they act as 4096. */
-    return 256u << MIN(code, ERNIC_PMTU_4096);
-}
-
-void ernic_count16(ErnicCore *c, hwaddr reg, bool high)
-{
-    uint32_t v = ernic_gcsr(c, reg);
-
-    if (high) {
-        v = (v & 0xffff) | ((v + 0x10000) & 0xffff0000);
-    } else {
-        v = (v & 0xffff0000) | ((v + 1) & 0xffff);
-    }
-    ernic_gcsr_set(c, reg, v);
-}
-
-void ernic_count32(ErnicCore *c, hwaddr reg)
-{
-    ernic_gcsr_set(c, reg, ernic_gcsr(c, reg) + 1);
 }
 
 /*
  * Lifecycle
  */
 
-static void ernic_reset_block(uint32_t *regs, const ErnicRegInfo *info,
-                              unsigned words)
+static void ernic_core_reset_block(uint32_t *regs, const ErnicRegInfo *info,
+                                   unsigned words)
 {
     for (unsigned i = 0; i < words; i++) {
         regs[i] = info[i].name ? info[i].reset : 0;
@@ -508,24 +366,24 @@ void ernic_core_reset(ErnicCore *c)
     trace_ernic_reset();
     qemu_bh_cancel(c->sq_bh);
     bitmap_zero(c->sq_pending, ERNIC_NUM_QP_MAX + 1);
-    ernic_net_reset(c);
+    ernic_link_reset(c);
     ernic_eth_reset(c);
 
     for (i = 0; i < ERNIC_PDT_ENTRIES; i++) {
-        ernic_reset_block(c->pdt[i], ernic_pdt_info, ERNIC_PDT_WORDS);
+        ernic_core_reset_block(c->pdt[i], ernic_pdt_info, ERNIC_PDT_WORDS);
     }
-    ernic_reset_block(c->gcsr, ernic_gcsr_info, ERNIC_GCSR_WORDS);
-    ernic_reset_block(c->ext_regs, ernic_ext_info, ERNIC_EXT_WORDS);
+    ernic_core_reset_block(c->gcsr, ernic_gcsr_info, ERNIC_GCSR_WORDS);
+    ernic_core_reset_block(c->ext_regs, ernic_ext_info, ERNIC_EXT_WORDS);
     ernic_ext_reset(c);
     for (i = 0; i <= ERNIC_NUM_QP_MAX; i++) {
-        ernic_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
-        ernic_reset_block(c->qp[i].ext_regs, ernic_ext_qp_info,
-                          ERNIC_EXT_QP_WORDS);
+        ernic_core_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
+        ernic_core_reset_block(c->qp[i].ext_regs, ernic_ext_qp_info,
+                               ERNIC_EXT_QP_WORDS);
         c->qp[i].sq_next = 0;
         c->qp[i].cq_next = 0;
         c->qp[i].state = ERNIC_QPS_DISABLED;
         if (c->qp[i].retry_timer) {
-            ernic_qp_engine_reset(c, i);
+            ernic_engine_reset_qp(c, i);
         }
     }
 
@@ -539,11 +397,6 @@ void ernic_core_reset(ErnicCore *c)
     if (c->owner) {
         ernic_irq_update(c, false);
     }
-}
-
-bool ernic_core_may_run(void)
-{
-    return runstate_is_running();
 }
 
 /*
@@ -573,12 +426,14 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
     c->tx = tx;
     c->tx_opaque = tx_opaque;
     memcpy(c->mac, mac, sizeof(c->mac));
-    c->sq_bh = qemu_bh_new_guarded(ernic_sq_process_pending, c, guard);
-    c->lo_bh = qemu_bh_new_guarded(ernic_net_loopback_bh, c, guard);
+    c->sq_bh = qemu_bh_new_guarded(ernic_engine_tx_bh, c, guard);
+    c->lo_bh = qemu_bh_new_guarded(ernic_link_loopback_bh, c, guard);
     c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
     c->vmse = qemu_add_vm_change_state_handler(ernic_core_vm_state, c);
+    c->up_rx = ernic_net_rx;
+    c->up_qp_stop = ernic_engine_stop_qp;
     ernic_immdt_realize(c);
-    ernic_fault_realize(c);
+    ernic_link_realize(c);
     g_queue_init(&c->lo_queue);
     for (i = 1; i <= num_qp; i++) {
         ErnicQP *qp = &c->qp[i];
@@ -605,11 +460,11 @@ void ernic_core_unrealize(ErnicCore *c)
         timer_free(c->qp[i].ack_timer);
     }
     qemu_del_vm_change_state_handler(c->vmse);
-    ernic_net_reset(c);
+    ernic_link_reset(c);
     qemu_bh_delete(c->sq_bh);
     qemu_bh_delete(c->lo_bh);
     qemu_bh_delete(c->eth_bh);
     ernic_immdt_unrealize(c);
-    ernic_fault_unrealize(c);
+    ernic_link_unrealize(c);
     c->sq_bh = NULL;
 }

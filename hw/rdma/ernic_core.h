@@ -10,6 +10,7 @@
 #define HW_RDMA_ERNIC_CORE_H
 
 #include "exec/hwaddr.h"
+#include "qemu/log.h"
 #include "exec/memory.h"
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
@@ -54,8 +55,6 @@ static inline bool ernic_pdt_allows(const uint32_t *mr, bool write)
            acc == (write ? ERNIC_ACCESS_WRITE_ONLY : ERNIC_ACCESS_READ_ONLY);
 }
 
-/* PG332 p.10: "DMA length > 8 MB per WQE" is not supported. */
-#define ERNIC_WQE_LEN_MAX   (8 * 1024 * 1024)
 /* Outstanding WQEs per QP (PG332 Table 3-2: 16 write-retry buffers/QP). */
 #define ERNIC_OSQ_DEPTH     16
 /* Incoming READ requests held per QP (PG332 p.22; XIB max_qp_rd_atom). */
@@ -323,7 +322,7 @@ typedef struct ErnicFault {
 } ErnicFault;
 
 /*
- * A frame held in lo_queue for ernic_net_loopback_bh(), allocated to its
+ * A frame held in lo_queue for ernic_link_loopback_bh(), allocated to its
  * exact size so that a sanitizer build sees any read past its end.
  */
 typedef struct ErnicHeldFrame {
@@ -333,7 +332,7 @@ typedef struct ErnicHeldFrame {
 
 /*
  * Put a frame on the wire; false when the backend queued it and will call
- * ernic_core_tx_resume() once it can take more.
+ * ernic_link_resume() once it can take more.
  */
 typedef bool (*ErnicTxFn)(void *opaque, const uint8_t *buf, size_t len);
 
@@ -343,6 +342,9 @@ struct ErnicCore {
     uint8_t mac[6];             /* board MAC: reset value of MACXADD* */
     ErnicTxFn tx;
     void *tx_opaque;
+    /* The two callbacks up the layers (ernic_up.h), set at realize. */
+    void (*up_rx)(struct ErnicCore *c, const uint8_t *buf, size_t len);
+    void (*up_qp_stop)(struct ErnicCore *c, uint32_t qpn);
 
     uint32_t pdt[ERNIC_PDT_ENTRIES][ERNIC_PDT_WORDS];
     uint32_t gcsr[ERNIC_GCSR_WORDS];
@@ -405,20 +407,7 @@ struct ErnicCore {
     uint64_t card_size;
 };
 
-void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
-                        const uint8_t *mac, ErnicTxFn tx, void *tx_opaque);
-void ernic_core_unrealize(ErnicCore *c);
-void ernic_core_reset(ErnicCore *c);
-/*
- * Whether the engine may work: not while the VM is stopped, so that a
- * migration or snapshot saves all it did and nothing it does after.
- */
-bool ernic_core_may_run(void);
-
-/* Migration (ernic_vmstate.c): the whole core, checked when loaded. */
-extern const VMStateDescription ernic_vmstate_core;
-
-/* RecoNIC's shell (ernic_reconic.c, docs/boards.md) */
+/* RecoNIC's shell: the BARs of a RecoNIC card (docs/boards.md). */
 typedef struct ErnicReconic {
     MemoryRegion bar;           /* BAR2: the library's resource2 */
     MemoryRegion shell;         /* the rest of it: reads 0 */
@@ -427,47 +416,7 @@ typedef struct ErnicReconic {
     uint32_t axib_regs[ERNIC_RN_AXIB_WINDOWS * ERNIC_RN_AXIB_STRIDE / 4];
 } ErnicReconic;
 
-bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
-                        MemoryRegion *regs, uint64_t card_size,
-                        Error **errp);
-void ernic_reconic_reset(ErnicReconic *rn);
-bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,
-                       const void *wbuf, uint64_t len, bool *ok);
-extern const VMStateDescription ernic_vmstate_reconic;
-
-uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
-void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
-
-/*
- * Device DMA (ernic_core.c). Every DMA goes through these: they trace a
- * failure and return false, and the caller applies the hardware reaction
- * of docs/errors.md ("DMA errors"). DMA that would reach the device's own
- * BARs is refused by QEMU's re-entrancy guard, engaged for all device
- * work (MMIO and bottom halves by QEMU, receive by the net layer, timers
- * by ernic_timer_enter()).
- */
-bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
-bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
-                     uint64_t len);
-/* Engage the re-entrancy guard for a timer; false if it already was. */
-bool ernic_timer_enter(ErnicCore *c);
-void ernic_timer_exit(ErnicCore *c, bool entered);
-
-/* Interrupts (ernic_core.c) */
-void ernic_core_raise(ErnicCore *c, uint32_t causes);
-void ernic_core_eth_irq(ErnicCore *c, bool notify);
-
-/* ImmDt DMA (ernic_immdt.c), in BAR4 next to the Ethernet path. */
-void ernic_immdt_push(ErnicCore *c, uint32_t qpn, uint8_t type,
-                      uint32_t data, uint32_t rq_pi);
-bool ernic_immdt_irq_pending(ErnicCore *c);
-uint64_t ernic_immdt_read(ErnicCore *c, hwaddr addr);
-void ernic_immdt_write(ErnicCore *c, hwaddr addr, uint32_t val);
-void ernic_immdt_reset(ErnicCore *c);
-void ernic_immdt_realize(ErnicCore *c);
-void ernic_immdt_unrealize(ErnicCore *c);
-void ernic_core_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn);
-
+/* Register accessors, for every layer. */
 static inline uint32_t ernic_qp_reg(ErnicCore *c, uint32_t qpn, hwaddr off)
 {
     return c->qp[qpn].regs[ERNIC_W(off)];
@@ -496,7 +445,31 @@ static inline uint64_t ernic_qp_addr(ErnicCore *c, uint32_t qpn, hwaddr lo,
            ernic_qp_reg(c, qpn, lo);
 }
 
-/* PSN arithmetic modulo 2^24: negative when a is before b. */
+/* The board's MAC address (MACXADDMSB, MACXADDLSB). */
+static inline void ernic_gcsr_mac(ErnicCore *c, uint8_t *mac)
+{
+    stw_be_p(mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
+    stl_be_p(mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
+}
+
+/* Statistics: add 1 to the 16-bit half of a global counter register. */
+static inline void ernic_gcsr_count16(ErnicCore *c, hwaddr reg, bool high)
+{
+    uint32_t v = ernic_gcsr(c, reg);
+
+    if (high) {
+        v = (v & 0xffff) | ((v + 0x10000) & 0xffff0000);
+    } else {
+        v = (v & 0xffff0000) | ((v + 1) & 0xffff);
+    }
+    ernic_gcsr_set(c, reg, v);
+}
+
+static inline void ernic_gcsr_count32(ErnicCore *c, hwaddr reg)
+{
+    ernic_gcsr_set(c, reg, ernic_gcsr(c, reg) + 1);
+}
+
 /* The SEND opcodes of Table 2-1 (WQE opcodes). */
 static inline bool ernic_op_is_send(uint8_t opcode)
 {
@@ -504,87 +477,103 @@ static inline bool ernic_op_is_send(uint8_t opcode)
            opcode == ERNIC_OP_SEND_INV;
 }
 
+/* PSN arithmetic modulo 2^24: negative when a is before b. */
 static inline int32_t ernic_psn_diff(uint32_t a, uint32_t b)
 {
     return (int32_t)((a - b) << 8) >> 8;
 }
 
-/* Path MTU of a QP in bytes (QPCONFi[10:8]; reserved codes mean 4096). */
-uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
-/* Statistics: add 1 to the 16-bit half of a global counter register. */
-void ernic_count16(ErnicCore *c, hwaddr reg, bool high);
-void ernic_count32(ErnicCore *c, hwaddr reg);
-
-/* Network (ernic_net.c) */
-/* Send a frame of QP @qpn (0: the Ethernet path). */
-void ernic_net_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
-                    size_t len);
-void ernic_net_receive(ErnicCore *c, const uint8_t *buf, size_t len);
-/* Past fault injection: to the wire (or loopback), and from it. */
-void ernic_net_put(ErnicCore *c, const uint8_t *buf, size_t len);
-void ernic_net_take(ErnicCore *c, const uint8_t *buf, size_t len);
-void ernic_core_tx_resume(ErnicCore *c);
-void ernic_net_loopback_bh(void *opaque);
-/* Queue a frame for ernic_net_loopback_bh(); dropped when it is full. */
-void ernic_net_defer(ErnicCore *c, const uint8_t *buf, size_t len);
-void ernic_net_reset(ErnicCore *c);
-void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
 /*
- * A received packet failed a PG332 Table 2-3 check: count it, log it in
- * the error buffer with syndrome @synd, raise INTSTS[0].
+ * Whether the engine may work: not while the VM is stopped, so that a
+ * migration or snapshot saves all it did and nothing it does after.
  */
-void ernic_net_rx_error(ErnicCore *c, const uint8_t *buf, size_t len,
-                        uint32_t synd, uint32_t qpn);
+static inline bool ernic_may_run(void)
+{
+    return runstate_is_running();
+}
+
+/* The ImmDt DMA's interrupt: DMACR[14:12] enable DMASR[14:12] bit for bit. */
+static inline bool ernic_immdt_irq_pending(ErnicCore *c)
+{
+    return c->immdt[ERNIC_IMMDT_S2MM_DMASR / 4] &
+           c->immdt[ERNIC_IMMDT_S2MM_DMACR / 4] & ERNIC_DMASR_IRQS;
+}
+
 /*
- * A received packet moves QP @qpn to FATAL @code: it is logged in the
- * error buffer whatever XRNICCONF[5] says (PG332 p.33, ERRBUFBA), with the
- * Table 2-3 syndrome @synd (0 when the cause is not a Table 2-3 check).
+ * The functions of each device file, by layer from the bottom up
+ * (docs/engine.md, "Layers"): a file calls only the files above it in
+ * this list, and goes up only through ernic_up.h. The wire format
+ * (ernic_wire.c, ernic_crc32.c) is declared in ernic_wire.h.
  */
-void ernic_net_rx_fatal(ErnicCore *c, const ErnicPkt *pkt, uint32_t synd,
-                        uint32_t qpn, uint16_t code);
 
-/* Requester (ernic_req.c) */
-void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn);
-void ernic_sq_process_pending(void *opaque);
-void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from);
-void ernic_req_window_reset(ErnicQP *qp);
-void ernic_req_window_grow(ErnicQP *qp, uint32_t acked);
-void ernic_req_window_shrink(ErnicQP *qp);
-void ernic_req_window_rewound(ErnicQP *qp);
-bool ernic_req_window_answered(ErnicQP *qp, bool dup);
-bool ernic_req_window_stalled(ErnicQP *qp);
-void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn);
+/* ernic_reconic.c: RecoNIC's shell, its bridge windows and card memory */
+bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
+                        MemoryRegion *regs, uint64_t card_size,
+                        Error **errp);
+void ernic_reconic_reset(ErnicReconic *rn);
+/* A DMA that falls in the card: true (and *@ok) if it was taken. */
+bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                       const void *wbuf, uint64_t len, bool *ok);
+extern const VMStateDescription ernic_vmstate_reconic;
 
-/* Completer (ernic_comp.c) */
-void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
-void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn);
-void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn);
-void ernic_comp_flush(ErnicCore *c, uint32_t qpn);
-/* Retry and RNR counts from TIMEOUTCONFi. */
-void ernic_comp_reload_counts(ErnicCore *c, uint32_t qpn);
-void ernic_comp_retry_timer(void *opaque);
-void ernic_comp_rnr_timer(void *opaque);
-void ernic_sq_update_status(ErnicCore *c, uint32_t qpn);
-
-/* Responder (ernic_resp.c) */
-void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
-void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt);
-bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget);
-void ernic_resp_ack_timer(void *opaque);
-
-/* QP context state (ernic_qp.c) */
-ErnicQpState ernic_qp_state(ErnicCore *c, uint32_t qpn);
-void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn);
-/* QP entered the FATAL state (PG332 Table 2-4, p.17). */
-void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
-void ernic_qp_conf_written(ErnicCore *c, uint32_t qpn, uint32_t old);
-void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
-
-/* Memory regions (ernic_mr.c) */
 /*
- * Check an access of @len bytes at @va through R_Key @rkey (or an
- * ERNIC-X L_Key) for QP @qpn; 0 and @a filled, or the PG332 FATAL code
- * (0x15, 0x16, 0x17).
+ * ernic_dma.c: every DMA goes through these. They trace a failure and
+ * return false, and the caller applies the hardware reaction of
+ * docs/errors.md ("DMA errors"). DMA that would reach the device's own
+ * BARs is refused by QEMU's re-entrancy guard, engaged for all device
+ * work (MMIO and bottom halves by QEMU, receive by the net layer, timers
+ * by ernic_dma_guard_enter()).
+ */
+bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
+bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
+                     uint64_t len);
+/* Engage the re-entrancy guard for a timer; false if it already was. */
+bool ernic_dma_guard_enter(ErnicCore *c);
+void ernic_dma_guard_exit(ErnicCore *c, bool entered);
+
+/* ernic_irq.c: the ERNIC interrupt (vector 0) and the board's (1) */
+void ernic_irq_update(ErnicCore *c, bool notify);
+void ernic_irq_raise(ErnicCore *c, uint32_t causes);
+/* A cause with a per-QP bank: WQE completion, RQ packet received. */
+void ernic_irq_raise_qp(ErnicCore *c, uint32_t cause, uint32_t qpn);
+void ernic_irq_eth(ErnicCore *c, bool notify);
+
+/* ernic_immdt.c: the ImmDt DMA, in BAR4 next to the Ethernet path */
+void ernic_immdt_push(ErnicCore *c, uint32_t qpn, uint8_t type,
+                      uint32_t data, uint32_t rq_pi);
+uint64_t ernic_immdt_read(ErnicCore *c, hwaddr addr);
+void ernic_immdt_write(ErnicCore *c, hwaddr addr, uint32_t val);
+void ernic_immdt_reset(ErnicCore *c);
+void ernic_immdt_realize(ErnicCore *c);
+void ernic_immdt_unrealize(ErnicCore *c);
+
+/* ernic_ext.c: ERNIC-X, its registers, MR table and user QP rules */
+void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries);
+void ernic_ext_unrealize(ErnicCore *c);
+void ernic_ext_reset(ErnicCore *c);
+void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
+/* The features this device has (EXTFEAT, the discovery capability). */
+uint32_t ernic_ext_features(bool reconic);
+/* Whether the driver has turned @feature (ERNIC_EXT_F_*) on. */
+bool ernic_ext_on(ErnicCore *c, uint32_t feature);
+bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn);
+/* Entry @idx of the extended MR table, or NULL past its end. */
+const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
+/* Whether an entry satisfies the table's invariants (MRSTS 2 if not). */
+bool ernic_ext_mr_valid(const ErnicExtMr *m);
+/* Fast registration WQEs (docs/extension.md, "Fast registration"). */
+bool ernic_ext_local_op(ErnicCore *c, uint8_t op);
+bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
+uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
+bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                           uint8_t nsge);
+
+/*
+ * ernic_mr.c: every byte the engine moves through a key. Checks return
+ * 0 and fill @a, or the PG332 FATAL code (0x15, 0x16, 0x17).
  */
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
@@ -592,54 +581,130 @@ uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
 uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
                              uint64_t va, uint64_t len, uint32_t need,
                              ErnicMrAccess *a);
-/* ERNIC-X SGEs: sampled and checked once, then DMA through them. */
-uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
-                        unsigned n, uint32_t need, ErnicSge *sge,
-                        bool *key_bad);
-bool ernic_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
-                   uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
-                   uint32_t len);
 /* DMA at offset @off of a checked access; false on a DMA error. */
 bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
                    void *buf, uint32_t len);
 bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
                     const void *buf, uint32_t len);
+/* ERNIC-X SGEs: sampled and checked once, then DMA through them. */
+uint64_t ernic_mr_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
+                           unsigned n, uint32_t need, ErnicSge *sge,
+                           bool *key_bad);
+bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
+                      uint32_t len);
 
-/* ERNIC-X (ernic_ext.c) */
-void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries);
-void ernic_ext_unrealize(ErnicCore *c);
-/* Whether an entry satisfies the table's invariants (MRSTS 2 if not). */
-bool ernic_ext_mr_valid(const ErnicExtMr *m);
-void ernic_ext_reset(ErnicCore *c);
-void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old);
-/* Whether the driver has turned @feature (ERNIC_EXT_F_*) on. */
-bool ernic_ext_on(ErnicCore *c, uint32_t feature);
-/* Fast registration WQEs (docs/extension.md, "Fast registration"). */
-bool ernic_ext_local_op(ErnicCore *c, uint8_t op);
-bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
-/* Receive metadata and remote invalidation (the responder's hooks). */
-bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn);
-bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
-                       const ErnicPkt *pkt, uint32_t len);
-uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
-bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn);
-bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn);
-bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr);
-bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+/* ernic_err.c: the error buffer and the status queue */
+void ernic_err_log(ErnicCore *c, const uint8_t *buf, size_t len,
+                   uint32_t synd);
+void ernic_err_count_invalid(ErnicCore *c, uint32_t synd, uint32_t qpn);
+/*
+ * A received packet failed a PG332 Table 2-3 check: count it, log it in
+ * the error buffer with syndrome @synd, raise INTSTS[0].
+ */
+void ernic_err_rx(ErnicCore *c, const uint8_t *buf, size_t len,
+                  uint32_t synd, uint32_t qpn);
+void ernic_err_status(ErnicCore *c, uint32_t qpn, uint16_t code);
+
+/* ernic_qp.c: QP context, its state and FATAL */
+ErnicQpState ernic_qp_state(ErnicCore *c, uint32_t qpn);
+void ernic_qp_note_state(ErnicCore *c, uint32_t qpn);
+/* Path MTU of a QP in bytes (QPCONFi[10:8]; reserved codes mean 4096). */
+uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
+void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+/* QP @qpn's path turned round: from its peer to this device. */
+void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+/* STATQPi's queue bits and counts, STATCURSQPTRi, from the engine. */
+void ernic_qp_update_status(ErnicCore *c, uint32_t qpn);
+/* Retry and RNR counts from TIMEOUTCONFi. */
+void ernic_qp_reload_counts(ErnicCore *c, uint32_t qpn);
+void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn);
+/* QP entered the FATAL state (PG332 Table 2-4, p.17). */
+void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code);
+/*
+ * A guest error that makes QP @qpn FATAL with @code: logged as
+ * LOG_GUEST_ERROR with the QP's number first, then ernic_qp_fatal(),
+ * which traces it (as hw/nvme's NVME_GUEST_ERR logs and traces at once).
+ */
+#define ERNIC_GUEST_FATAL(c, qpn, code, fmt, ...)                      \
+    do {                                                               \
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u " fmt "\n",        \
+                      (uint32_t)(qpn), ## __VA_ARGS__);                \
+        ernic_qp_fatal((c), (qpn), (code));                            \
+    } while (0)
+/*
+ * A received packet moves QP @qpn to FATAL @code: it is logged in the
+ * error buffer whatever XRNICCONF[5] says (PG332 p.33, ERRBUFBA), with the
+ * Table 2-3 syndrome @synd (0 when the cause is not a Table 2-3 check).
+ */
+void ernic_qp_rx_fatal(ErnicCore *c, const ErnicPkt *pkt, uint32_t synd,
+                       uint32_t qpn, uint16_t code);
+
+/* ernic_link.c: frames to and from the netdev, loopback, wire faults */
+void ernic_link_realize(ErnicCore *c);
+void ernic_link_unrealize(ErnicCore *c);
+void ernic_link_reset(ErnicCore *c);
+/* Send a frame of QP @qpn (0: the Ethernet path). */
+void ernic_link_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
+                     size_t len);
+/* A frame from the netdev. */
+void ernic_link_receive(ErnicCore *c, const uint8_t *buf, size_t len);
+/* Past fault injection: to the wire (or loopback), and from it. */
+void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_link_take(ErnicCore *c, const uint8_t *buf, size_t len);
+/* Queue a frame for ernic_link_loopback_bh(); dropped when it is full. */
+void ernic_link_defer(ErnicCore *c, const uint8_t *buf, size_t len);
+void ernic_link_loopback_bh(void *opaque);
+/* The backend can take frames again. */
+void ernic_link_resume(ErnicCore *c);
+extern const char *const ernic_link_fault_acts[ERNIC_FA_N];
+void ernic_link_fault_rearm(ErnicCore *c);
+void ernic_link_fault_flush(ErnicCore *c);
+
+/* ernic_rq.c: the receive queue, receive WQEs and receive metadata */
+bool ernic_rq_take(ErnicCore *c, uint32_t qpn);
+bool ernic_rq_produce(ErnicCore *c, uint32_t qpn);
+bool ernic_rq_wqe_take(ErnicCore *c, uint32_t qpn, uint64_t addr);
+bool ernic_rq_wqe_write(ErnicCore *c, uint32_t qpn, uint64_t off,
                         const uint8_t *buf, uint32_t len);
-/* Entry @idx of the extended MR table, or NULL past its end. */
-const ErnicExtMr *ernic_ext_mr(ErnicCore *c, uint32_t idx);
+bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
+                   const ErnicPkt *pkt, uint32_t len);
 
-/* User QPs and their doorbell pages (ernic_udb.c) */
-uint32_t ernic_ext_features(bool reconic);
-bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
-bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
-                           uint8_t nsge);
-/* BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
-uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size);
-void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size);
+/* ernic_txw.c: the transmit window */
+void ernic_txw_reset(ErnicQP *qp);
+uint32_t ernic_txw_size(ErnicCore *c, uint32_t qpn);
+uint32_t ernic_txw_base(ErnicCore *c, uint32_t qpn);
+void ernic_txw_rewound(ErnicQP *qp);
+bool ernic_txw_answered(ErnicQP *qp, bool dup);
+void ernic_txw_grow(ErnicQP *qp, uint32_t acked);
+void ernic_txw_shrink(ErnicQP *qp);
+bool ernic_txw_stalled(ErnicQP *qp);
 
-/* Ethernet path (ernic_eth.c) */
+/* ernic_comp.c: the completer */
+void ernic_comp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+void ernic_comp_complete_ready(ErnicCore *c, uint32_t qpn);
+void ernic_comp_arm_retry(ErnicCore *c, uint32_t qpn);
+void ernic_comp_flush(ErnicCore *c, uint32_t qpn);
+void ernic_comp_retry_timer(void *opaque);
+void ernic_comp_rnr_timer(void *opaque);
+
+/* ernic_req.c: the requester */
+bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget);
+void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn);
+
+/* ernic_resp.c: the responder */
+void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt);
+bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget);
+void ernic_resp_ack_timer(void *opaque);
+
+/* ernic_engine.c: the transmit bottom half, QPs stopped and reset */
+void ernic_engine_tx_bh(void *opaque);
+void ernic_engine_stop_qp(ErnicCore *c, uint32_t qpn);
+void ernic_engine_reset_qp(ErnicCore *c, uint32_t qpn);
+void ernic_engine_qpconf_written(ErnicCore *c, uint32_t qpn, uint32_t old);
+
+/* ernic_eth.c: the Ethernet path */
 uint64_t ernic_eth_read(ErnicCore *c, hwaddr addr, unsigned size);
 void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
 void ernic_eth_receive(ErnicCore *c, const uint8_t *buf, size_t len);
@@ -647,30 +712,37 @@ void ernic_eth_bh(void *opaque);
 void ernic_eth_reset(ErnicCore *c);
 void ernic_eth_link(ErnicCore *c, bool up);
 
-/* Fault injection (ernic_fault.c, ernic_fault_fatal.c) */
-void ernic_fault_realize(ErnicCore *c);
-void ernic_fault_unrealize(ErnicCore *c);
+/* ernic_net.c: the receive path, behind ernic_up_rx() */
+void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len);
+
+/* ernic_fault_args.c, ernic_fault_fatal.c, ernic_fault.c: fault commands */
+bool ernic_fault_args_u64(QDict *d, const char *key, uint64_t def,
+                          uint64_t max, uint64_t *v, Error **errp);
+bool ernic_fault_args_qp(ErnicCore *c, QDict *d, bool need_enabled,
+                         uint32_t *qpn, Error **errp);
+bool ernic_fault_args_end(QDict *d, Error **errp);
+bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp);
 /* A command of docs/debugging.md ("fault" property). */
 void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp);
 char *ernic_fault_describe(ErnicCore *c);
 void ernic_fault_visit_stats(ErnicCore *c, Visitor *v, const char *name,
                              Error **errp);
-/* With c->fault.armed: true when a fault took the frame. */
-bool ernic_fault_rx(ErnicCore *c, const uint8_t *buf, size_t len);
-bool ernic_fault_tx(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
-                    size_t len);
-bool ernic_fault_loop(ErnicCore *c, const uint8_t *buf, size_t len);
-/* With c->fault.armed: whether this completion carries ERRFLAG. */
-bool ernic_fault_cqe_error(ErnicCore *c, uint32_t qpn);
-void ernic_fault_link(ErnicCore *c, bool up);
-/* Command parsing shared by the fault files. */
-bool ernic_fault_u64(QDict *d, const char *key, uint64_t def, uint64_t max,
-                     uint64_t *v, Error **errp);
-bool ernic_fault_qp(ErnicCore *c, QDict *d, bool need_enabled,
-                    uint32_t *qpn, Error **errp);
-bool ernic_fault_no_more(QDict *d, Error **errp);
-bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp);
-/* QP @qpn's path turned round: from its peer to this device. */
-void ernic_fault_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+
+/* ernic_core.c: the register file, its side effects, the lifecycle */
+void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
+                        const uint8_t *mac, ErnicTxFn tx, void *tx_opaque);
+void ernic_core_unrealize(ErnicCore *c);
+void ernic_core_reset(ErnicCore *c);
+uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
+void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
+
+/* ernic_udb.c: BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
+uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size);
+void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size);
+
+/* ernic_vmstate.c: migration of the whole core, checked when loaded */
+extern const VMStateDescription ernic_vmstate_core;
+
+#include "ernic_up.h"
 
 #endif /* HW_RDMA_ERNIC_CORE_H */

@@ -39,7 +39,7 @@
 #define KU      0x00000001db710641ULL
 
 /* @x's two halves multiplied by @k's and added: 128 bits folded ahead. */
-static inline __m128i ERNIC_CRC_ACCEL ernic_crc_fold(__m128i x, __m128i k)
+static inline __m128i ERNIC_CRC_ACCEL ernic_crc32_fold(__m128i x, __m128i k)
 {
     return _mm_xor_si128(_mm_clmulepi64_si128(x, k, 0x00),
                          _mm_clmulepi64_si128(x, k, 0x11));
@@ -49,8 +49,9 @@ static inline __m128i ERNIC_CRC_ACCEL ernic_crc_fold(__m128i x, __m128i k)
  * The CRC register after @len bytes (a multiple of 16, at least 16),
  * from register @crc: no inversion on either side.
  */
-static uint32_t ERNIC_CRC_ACCEL ernic_crc_clmul(uint32_t crc, const uint8_t *p,
-                                                size_t len)
+static uint32_t ERNIC_CRC_ACCEL ernic_crc32_clmul(uint32_t crc,
+                                                  const uint8_t *p,
+                                                  size_t len)
 {
     const __m128i k12 = _mm_set_epi64x(K1, K2), k34 = _mm_set_epi64x(K3, K4);
     const __m128i k5 = _mm_set_epi64x(0, K5), pu = _mm_set_epi64x(KP, KU);
@@ -65,24 +66,24 @@ static uint32_t ERNIC_CRC_ACCEL ernic_crc_clmul(uint32_t crc, const uint8_t *p,
         x2 = _mm_loadu_si128((const __m128i *)(p + 32));
         x3 = _mm_loadu_si128((const __m128i *)(p + 48));
         for (p += 64, len -= 64; len >= 64; p += 64, len -= 64) {
-            x0 = _mm_xor_si128(ernic_crc_fold(x0, k12),
+            x0 = _mm_xor_si128(ernic_crc32_fold(x0, k12),
                                _mm_loadu_si128((const __m128i *)p));
-            x1 = _mm_xor_si128(ernic_crc_fold(x1, k12),
+            x1 = _mm_xor_si128(ernic_crc32_fold(x1, k12),
                                _mm_loadu_si128((const __m128i *)(p + 16)));
-            x2 = _mm_xor_si128(ernic_crc_fold(x2, k12),
+            x2 = _mm_xor_si128(ernic_crc32_fold(x2, k12),
                                _mm_loadu_si128((const __m128i *)(p + 32)));
-            x3 = _mm_xor_si128(ernic_crc_fold(x3, k12),
+            x3 = _mm_xor_si128(ernic_crc32_fold(x3, k12),
                                _mm_loadu_si128((const __m128i *)(p + 48)));
         }
-        x0 = _mm_xor_si128(ernic_crc_fold(x0, k34), x1);
-        x0 = _mm_xor_si128(ernic_crc_fold(x0, k34), x2);
-        x0 = _mm_xor_si128(ernic_crc_fold(x0, k34), x3);
+        x0 = _mm_xor_si128(ernic_crc32_fold(x0, k34), x1);
+        x0 = _mm_xor_si128(ernic_crc32_fold(x0, k34), x2);
+        x0 = _mm_xor_si128(ernic_crc32_fold(x0, k34), x3);
     } else {
         p += 16;
         len -= 16;
     }
     for (; len >= 16; p += 16, len -= 16) {
-        x0 = _mm_xor_si128(ernic_crc_fold(x0, k34),
+        x0 = _mm_xor_si128(ernic_crc32_fold(x0, k34),
                            _mm_loadu_si128((const __m128i *)p));
     }
     /* 128 to 64 bits (appending 32 zero bits), then 64 to 32. */
@@ -98,7 +99,7 @@ static uint32_t ERNIC_CRC_ACCEL ernic_crc_clmul(uint32_t crc, const uint8_t *p,
 /* The byte table of the reflected polynomial, for the last 0..15 bytes. */
 static uint32_t ernic_crc_table[256];
 
-static void __attribute__((constructor)) ernic_crc_table_init(void)
+static void __attribute__((constructor)) ernic_crc32_table_init(void)
 {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t r = i;
@@ -121,7 +122,7 @@ uint32_t ernic_crc32(uint32_t crc, const uint8_t *p, size_t len)
     /* zlib's value is the register inverted, before and after. */
     reg = ~crc;
     if (n) {
-        reg = ernic_crc_clmul(reg, p, n);
+        reg = ernic_crc32_clmul(reg, p, n);
     }
     for (p += n, len -= n; len; len--) {
         reg = ernic_crc_table[(reg ^ *p++) & 0xff] ^ (reg >> 8);

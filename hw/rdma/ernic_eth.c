@@ -41,7 +41,7 @@ static void ernic_eth_raise(ErnicCore *c, uint32_t cause)
                  ETH_REG(c, ERNIC_ETH_INTEN);
 
     ETH_REG(c, ERNIC_ETH_INTSTS) |= cause;
-    ernic_core_eth_irq(c, newly);
+    ernic_irq_eth(c, newly);
 }
 
 static void ernic_eth_desc_done(ErnicCore *c, uint64_t desc, uint16_t len,
@@ -88,7 +88,7 @@ static bool ernic_eth_tx_one(ErnicCore *c, uint64_t ring, uint32_t ci)
     } else {
         trace_ernic_eth_tx(ci, len);
         ETH_REG(c, ERNIC_ETH_TXPKTCNT)++;
-        ernic_net_xmit(c, 0, c->frame, len);
+        ernic_link_xmit(c, 0, c->frame, len);
     }
     ernic_eth_desc_done(c, desc, len, flags);
     return true;
@@ -103,7 +103,7 @@ void ernic_eth_bh(void *opaque)
     bool sent = false;
     uint32_t ci = 0;
 
-    if (!ernic_core_may_run() ||
+    if (!ernic_may_run() ||
         !(ETH_REG(c, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN) || !size) {
         return;
     }
@@ -216,12 +216,12 @@ void ernic_eth_write(ErnicCore *c, hwaddr addr, uint64_t val64, unsigned size)
     case ERNIC_ETH_INTSTS:
         ETH_REG(c, addr) &= ~val;
         /* Causes still pending after a partial acknowledge signal again. */
-        ernic_core_eth_irq(c, val != 0);
+        ernic_irq_eth(c, val != 0);
         break;
     case ERNIC_ETH_INTEN:
         val &= ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX | ERNIC_ETH_INT_LINK;
         ETH_REG(c, addr) = val;
-        ernic_core_eth_irq(c, true);
+        ernic_irq_eth(c, true);
         break;
     case ERNIC_ETH_TXBA:
     case ERNIC_ETH_RXBA:
@@ -266,9 +266,9 @@ void ernic_eth_link(ErnicCore *c, bool up)
         return;
     }
     c->link_down = !up;
-    ernic_fault_link(c, up);
+    c->fault.count[up ? ERNIC_FC_LINK_UP : ERNIC_FC_LINK_DOWN]++;
     ETH_REG(c, ERNIC_ETH_INTSTS) |= ERNIC_ETH_INT_LINK;
-    ernic_core_eth_irq(c, true);
+    ernic_irq_eth(c, true);
 }
 
 void ernic_eth_reset(ErnicCore *c)

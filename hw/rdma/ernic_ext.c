@@ -278,44 +278,6 @@ bool ernic_ext_rx_meta_on(ErnicCore *c, uint32_t qpn)
 }
 
 /*
- * The metadata entry of RQ slot @slot for the message whose last packet
- * is @pkt, @len bytes long (docs/extension.md, "Receive metadata"). False
- * when its DMA failed. Nothing to do for a QP without metadata.
- */
-bool ernic_ext_rx_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
-                       const ErnicPkt *pkt, uint32_t len)
-{
-    const uint32_t *x = c->qp[qpn].ext_regs;
-    uint8_t m[ERNIC_RXMETA_SIZE] = { 0 };
-    uint64_t ba;
-
-    if (!ernic_ext_rx_meta_on(c, qpn)) {
-        return true;
-    }
-    ba = (uint64_t)x[ERNIC_W(ERNIC_RXMETABAMSB)] << 32 |
-         x[ERNIC_W(ERNIC_RXMETABA)];
-    stl_le_p(&m[ERNIC_RXMETA_LEN], len);
-    m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
-    m[ERNIC_RXMETA_FLAGS] = c->qp[qpn].rx_status <<
-                            ERNIC_RXMETA_STATUS_SHIFT;
-    if (qpn == ERNIC_QP_GSI) {
-        /* A MAD: where it came from, and how to read its IP area. */
-        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->deth_sqpn);
-        m[ERNIC_RXMETA_FLAGS] |= pkt->ipv6 ? ERNIC_RXMETA_F_IPV6 : 0;
-    } else if (pkt->flags & ERNIC_OPF_IMM) {
-        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_IMM;
-        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
-    } else if ((pkt->flags & ERNIC_OPF_IETH) && c->qp[qpn].rx_inv) {
-        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_INV;
-        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
-    }
-    trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
-                            m[ERNIC_RXMETA_FLAGS]);
-    return ernic_dma_write(c, ba + (uint64_t)slot * ERNIC_RXMETA_SIZE, m,
-                           sizeof(m));
-}
-
-/*
  * Remote invalidation of the IETH's R_Key @rkey by a SEND with Invalidate
  * on QP @qpn: it must name a valid fast-registration entry of the QP's PD
  * with its key byte. Returns 0, or the FATAL code of a refusal (0x15, as
@@ -348,42 +310,6 @@ bool ernic_ext_rx_wqe_on(ErnicCore *c, uint32_t qpn)
             ERNIC_EXTQPCONF_RXWQE);
 }
 
-/*
- * Sample the receive WQE at @addr for the SEND that takes its slot: each
- * SGE is read once, its L_Key checked once for local write. A failed key
- * makes the status a protection error (the caller reacts). Sets rq_size
- * to the bytes the SGEs hold. False when the WQE could not be read.
- */
-bool ernic_ext_rx_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint8_t w[ERNIC_RWQE_SIZE];
-    uint64_t total;
-    bool bad;
-
-    if (!ernic_dma_read(c, addr, w, sizeof(w))) {
-        return false;
-    }
-    total = ernic_sge_take(c, qpn, w, ERNIC_RWQE_SGES,
-                           ERNIC_MRACC_LOCAL_WRITE, qp->rx_sge, &bad);
-    if (bad) {
-        qp->rx_status = ERNIC_RXMETA_ST_PROT;
-    }
-    qp->rq_size = MIN(total, UINT32_MAX);
-    return true;
-}
-
-/*
- * Scatter @len bytes at offset @off of the message over the SGEs that
- * ernic_ext_rx_take() sampled; the caller has checked that they fit.
- */
-bool ernic_ext_rx_write(ErnicCore *c, uint32_t qpn, uint64_t off,
-                        const uint8_t *buf, uint32_t len)
-{
-    return ernic_sge_dma(c, c->qp[qpn].rx_sge, ERNIC_RWQE_SGES, off, NULL,
-                         buf, len);
-}
-
 /* Are QP @qpn's SQ entries 128-byte WQEs with keyed SGEs? */
 bool ernic_ext_xwqe_on(ErnicCore *c, uint32_t qpn)
 {
@@ -401,4 +327,40 @@ void ernic_ext_reset(ErnicCore *c)
     ernic_ext_set(c, ERNIC_EXTFEAT, ernic_ext_features(c->rn != NULL));
     ernic_ext_set(c, ERNIC_EXTMRMAX, c->mr_entries);
     memset(c->mrt, 0, sizeof(*c->mrt) * c->mr_entries);
+}
+
+/*
+ * The features this device has: the doorbell BAR exists only with the
+ * PG332 layout (RecoNIC's BARs are its shell's, docs/boards.md).
+ */
+uint32_t ernic_ext_features(bool reconic)
+{
+    return reconic ? ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB : ERNIC_EXT_F_ALL;
+}
+
+/* Is QP @qpn a user QP, whose WQEs may come from an untrusted process? */
+bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn)
+{
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_UDB) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_USER);
+}
+
+/*
+ * May user QP @qpn execute WQE @e, whose SGE count is @nsge? Only what
+ * names memory through keys (checked when the SGEs are taken), or needs
+ * no local memory: a zero-length message, or a SEND from SDATA. Never a
+ * fast registration, which names a page list by bus address.
+ */
+bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                           uint8_t nsge)
+{
+    if (!ernic_ext_user_qp(c, qpn)) {
+        return true;
+    }
+    if (e->opcode == ERNIC_OP_REG_MR || e->opcode == ERNIC_OP_LOCAL_INV) {
+        return false;
+    }
+    return nsge || !e->len ||
+           (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX);
 }

@@ -34,15 +34,15 @@ typedef struct ErnicCause {
     uint32_t repeat;            /* frames, PSN after PSN (0x10) */
 } ErnicCause;
 
-static void ernic_fault_deliver(ErnicCore *c, uint32_t qpn,
-                                const ErnicCause *k)
+static void ernic_fault_fatal_deliver(ErnicCore *c, uint32_t qpn,
+                                      const ErnicCause *k)
 {
     uint8_t f[ERNIC_MAX_FRAME];
-    uint32_t flags = ernic_opcode_flags(k->opcode), n;
+    uint32_t flags = ernic_wire_opcode_flags(k->opcode), n;
     size_t end, ext = ernic_wire_ext_len(flags);
     ErnicPath p;
 
-    ernic_fault_peer_path(c, qpn, &p);
+    ernic_qp_peer_path(c, qpn, &p);
     for (n = 0; n < MAX(k->repeat, 1); n++) {
         end = ernic_wire_build(f, &p, k->opcode, k->psn + n, true, ext,
                                k->paylen);
@@ -54,7 +54,7 @@ static void ernic_fault_deliver(ErnicCore *c, uint32_t qpn,
             ernic_wire_put_aeth(f + end, k->syndrome, 0);
         }
         end = ernic_wire_finish(f, end + ext + k->paylen, k->paylen, p.ipv6);
-        ernic_net_take(c, f, end);
+        ernic_link_take(c, f, end);
     }
 }
 
@@ -70,8 +70,8 @@ typedef struct ErnicFaultMr {
  * driver turned it on (ernic_mr_check_rkey() looks in that one only),
  * that QP @qpn may WRITE through. With @any, any entry in use, of any PD.
  */
-static bool ernic_fault_find_mr(ErnicCore *c, uint32_t qpn, bool any,
-                                ErnicFaultMr *m)
+static bool ernic_fault_fatal_find_mr(ErnicCore *c, uint32_t qpn, bool any,
+                                      ErnicFaultMr *m)
 {
     uint32_t pd = ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
     uint32_t i;
@@ -102,8 +102,8 @@ static bool ernic_fault_find_mr(ErnicCore *c, uint32_t qpn, bool any,
 }
 
 /* A request at the expected PSN; false if the code has no such cause. */
-static bool ernic_fault_request_cause(ErnicCore *c, uint32_t qpn,
-                                      uint16_t code, ErnicCause *k)
+static bool ernic_fault_fatal_request_cause(ErnicCore *c, uint32_t qpn,
+                                            uint16_t code, ErnicCause *k)
 {
     const ErnicQP *qp = &c->qp[qpn];
     uint32_t pmtu = ernic_qp_pmtu(c, qpn);
@@ -148,8 +148,8 @@ static bool ernic_fault_request_cause(ErnicCore *c, uint32_t qpn,
         return true;
     case ERNIC_FATAL_RETH_LENGTH:       /* a good key, past its region */
     case ERNIC_FATAL_RKEY_AND_LENGTH:   /* a wrong key byte, no range */
-        if (!ernic_fault_find_mr(c, qpn, code != ERNIC_FATAL_RETH_LENGTH,
-                                 &m)) {
+        if (!ernic_fault_fatal_find_mr(c, qpn, code != ERNIC_FATAL_RETH_LENGTH,
+                                       &m)) {
             return false;
         }
         k->opcode = IB_OPC_WRITE_ONLY;
@@ -164,14 +164,14 @@ static bool ernic_fault_request_cause(ErnicCore *c, uint32_t qpn,
 }
 
 /* The oldest outstanding request. */
-static const ErnicOsq *ernic_fault_oldest(const ErnicQP *qp)
+static const ErnicOsq *ernic_fault_fatal_oldest(const ErnicQP *qp)
 {
     return &qp->osq[qp->osq_head % ERNIC_OSQ_DEPTH];
 }
 
 /* A response to the oldest request; false if the code has no cause now. */
-static bool ernic_fault_response_cause(ErnicCore *c, uint32_t qpn,
-                                       uint16_t code, uint8_t nak,
+static bool ernic_fault_fatal_response_cause(ErnicCore *c, uint32_t qpn,
+                                             uint16_t code, uint8_t nak,
                                        ErnicCause *k)
 {
     const ErnicQP *qp = &c->qp[qpn];
@@ -182,7 +182,7 @@ static bool ernic_fault_response_cause(ErnicCore *c, uint32_t qpn,
     if (!qp->osq_count) {
         return false;           /* a response to nothing is dropped */
     }
-    e = ernic_fault_oldest(qp);
+    e = ernic_fault_fatal_oldest(qp);
     read = e->opcode == ERNIC_OP_READ;
     idx = read ? e->read_pkts : 0;
     k->psn = (e->psn + idx) & ERNIC_PSN_MASK;
@@ -227,7 +227,7 @@ static bool ernic_fault_response_cause(ErnicCore *c, uint32_t qpn,
     }
 }
 
-static bool ernic_fault_code_known(uint16_t code)
+static bool ernic_fault_fatal_code_known(uint16_t code)
 {
     switch (code) {
     case 0x01 ... 0x06:
@@ -251,14 +251,14 @@ bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp)
     uint32_t qpn, statqp;
     bool cause;
 
-    if (!ernic_fault_qp(c, d, true, &qpn, errp) ||
-        !ernic_fault_u64(d, "code", 0, 0x1f, &code, errp) ||
-        !ernic_fault_u64(d, "nak", IB_NAK_INVALID_REQ, IB_NAK_REMOTE_OP,
-                         &nak, errp) ||
-        !ernic_fault_no_more(d, errp)) {
+    if (!ernic_fault_args_qp(c, d, true, &qpn, errp) ||
+        !ernic_fault_args_u64(d, "code", 0, 0x1f, &code, errp) ||
+        !ernic_fault_args_u64(d, "nak", IB_NAK_INVALID_REQ, IB_NAK_REMOTE_OP,
+                              &nak, errp) ||
+        !ernic_fault_args_end(d, errp)) {
         return false;
     }
-    if (!ernic_fault_code_known(code)) {
+    if (!ernic_fault_fatal_code_known(code)) {
         error_setg(errp, "ernic fault: code=0x%02" PRIx64 " is not a FATAL "
                    "code of PG332 Table 2-4", code);
         return false;
@@ -269,11 +269,11 @@ bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp)
                    "operational)", nak);
         return false;
     }
-    cause = ernic_fault_request_cause(c, qpn, code, &k) ||
-            ernic_fault_response_cause(c, qpn, code, nak, &k);
+    cause = ernic_fault_fatal_request_cause(c, qpn, code, &k) ||
+            ernic_fault_fatal_response_cause(c, qpn, code, nak, &k);
     c->fault.last_code = 0;
     if (cause) {
-        ernic_fault_deliver(c, qpn, &k);
+        ernic_fault_fatal_deliver(c, qpn, &k);
     }
     statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
     if ((statqp & ERNIC_STATQP_FATAL) && c->fault.last_code != code) {

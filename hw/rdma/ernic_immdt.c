@@ -37,19 +37,12 @@ static bool ernic_immdt_running(ErnicCore *c)
              (ERNIC_DMASR_HALTED | ERNIC_DMASR_IDLE));
 }
 
-bool ernic_immdt_irq_pending(ErnicCore *c)
-{
-    /* DMACR[14:12] enable the DMASR[14:12] causes bit for bit. */
-    return IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMASR) &
-           IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) & ERNIC_DMASR_IRQS;
-}
-
 static void ernic_immdt_raise(ErnicCore *c, uint32_t cause)
 {
     bool was = ernic_immdt_irq_pending(c);
 
     IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMASR) |= cause;
-    ernic_core_eth_irq(c, !was && ernic_immdt_irq_pending(c));
+    ernic_irq_eth(c, !was && ernic_immdt_irq_pending(c));
 }
 
 /* A DMA or descriptor error halts the channel (PG021 "Errors"). */
@@ -91,11 +84,11 @@ static void ernic_immdt_packet_done(ErnicCore *c)
 static void ernic_immdt_delay_timer(void *opaque)
 {
     ErnicCore *c = opaque;
-    bool entered = ernic_timer_enter(c);
+    bool entered = ernic_dma_guard_enter(c);
 
     c->immdt_left = ernic_immdt_threshold(c);
     ernic_immdt_raise(c, ERNIC_DMASR_DLY_IRQ);
-    ernic_timer_exit(c, entered);
+    ernic_dma_guard_exit(c, entered);
 }
 
 /*
@@ -198,7 +191,7 @@ static void ernic_immdt_write_cr(ErnicCore *c, uint32_t val)
     if (val & ERNIC_DMACR_RESET) {
         /* Self-clearing; the stream FIFO shares the reset. */
         ernic_immdt_reset(c);
-        ernic_core_eth_irq(c, false);
+        ernic_irq_eth(c, false);
         return;
     }
     IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) = val &
@@ -217,7 +210,7 @@ static void ernic_immdt_write_cr(ErnicCore *c, uint32_t val)
         /* Started: idle until the tail pointer is written. */
         *sr = (*sr & ~ERNIC_DMASR_HALTED) | ERNIC_DMASR_IDLE;
     }
-    ernic_core_eth_irq(c, true);
+    ernic_irq_eth(c, true);
 }
 
 uint64_t ernic_immdt_read(ErnicCore *c, hwaddr addr)
@@ -238,7 +231,7 @@ void ernic_immdt_write(ErnicCore *c, hwaddr addr, uint32_t val)
     case ERNIC_IMMDT_S2MM_DMASR:
         IMMDT_REG(c, addr) &= ~(val & ERNIC_DMASR_IRQS);
         /* Causes still pending after a partial acknowledge signal again. */
-        ernic_core_eth_irq(c, val != 0);
+        ernic_irq_eth(c, val != 0);
         break;
     case ERNIC_IMMDT_S2MM_CURDESC:
     case ERNIC_IMMDT_S2MM_CURDESC_MSB:

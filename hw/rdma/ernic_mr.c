@@ -204,8 +204,8 @@ bool ernic_mr_write(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
  * each key checked once for @need. Returns the bytes they hold; sets
  * *@key_bad when a key failed.
  */
-uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
-                        unsigned n, uint32_t need, ErnicSge *sge,
+uint64_t ernic_mr_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
+                           unsigned n, uint32_t need, ErnicSge *sge,
                         bool *key_bad)
 {
     uint64_t total = 0;
@@ -232,8 +232,8 @@ uint64_t ernic_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
  * hold, in order: into @rbuf, or from @wbuf. The caller has checked that
  * they hold that much. False when a DMA failed.
  */
-bool ernic_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
-                   uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
+bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
                    uint32_t len)
 {
     for (unsigned i = 0; i < n && len; i++) {

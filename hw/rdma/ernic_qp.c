@@ -41,7 +41,7 @@ ErnicQpState ernic_qp_state(ErnicCore *c, uint32_t qpn)
 }
 
 /* Trace a state change; the state itself is always derived afresh. */
-static void ernic_qp_note_state(ErnicCore *c, uint32_t qpn)
+void ernic_qp_note_state(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicQpState s = ernic_qp_state(c, qpn);
@@ -53,54 +53,14 @@ static void ernic_qp_note_state(ErnicCore *c, uint32_t qpn)
     }
 }
 
-void ernic_qp_engine_reset(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-
-    timer_del(qp->retry_timer);
-    timer_del(qp->rnr_timer);
-    timer_del(qp->ack_timer);
-    qp->osq_head = qp->osq_count = 0;
-    qp->tx_idx = qp->tx_pkt = 0;
-    qp->sent_psn = 0;
-    ernic_req_window_reset(qp);
-    qp->rnr_wait = false;
-    ernic_comp_reload_counts(c, qpn);
-    qp->rx_msg = ERNIC_RX_IDLE;
-    qp->rq_off = 0;
-    qp->rq_held = qp->rx_inv = false;
-    qp->wr_off = 0;
-    memset(&qp->wr_mr, 0, sizeof(qp->wr_mr));
-    qp->wr_left = 0;
-    qp->nak_sent = false;
-    qp->ack_pending = qp->ack_held = false;
-    qp->rd_head = qp->rd_count = 0;
-    memset(qp->rd_hist, 0, sizeof(qp->rd_hist));
-}
-
 /*
- * The QP stops taking part in traffic (FATAL, or recovery begun): no
- * more ACKs or READ responses, and every outstanding WQE completes with
- * ERRFLAG (PG332 p.14: "the QP stops transmitting").
+ * QP @qpn enters FATAL with Table 2-4 code @code (PG332 p.17): one entry
+ * in the status queue, then its engines stop (through the upcall, as the
+ * engines sit above this layer) and INTSTS[2] rises.
  */
-static void ernic_qp_stop(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-
-    timer_del(qp->ack_timer);
-    qp->ack_pending = qp->ack_held = false;
-    qp->rd_count = 0;
-    ernic_comp_flush(c, qpn);
-}
-
 void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
 {
     uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
-    uint64_t base = ((uint64_t)ernic_gcsr(c, ERNIC_IPKTERRQBAMSB) << 32) |
-                    ernic_gcsr(c, ERNIC_IPKTERRQBA);
-    uint32_t num = ernic_gcsr(c, ERNIC_IPKTERRQSZ) & 0xffff;
-    uint32_t wptr = ernic_gcsr(c, ERNIC_IPKTERRQWPTR);
-    uint8_t entry[ERNIC_IPKTERRQ_ENTRY_SIZE] = { 0 };
 
     /* One entry per QP: FATAL is left only by re-enabling the QP. */
     if (statqp & ERNIC_STATQP_FATAL) {
@@ -109,77 +69,10 @@ void ernic_qp_fatal(ErnicCore *c, uint32_t qpn, uint16_t code)
     trace_ernic_qp_fatal(qpn, code);
     c->fault.last_code = code;
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp | ERNIC_STATQP_FATAL);
-
-    /*
-     * The status queue is written circularly; overflow is software's
-     * problem (PG332 p.34). With no entries configured nothing is written.
-     */
-    if (num) {
-        uint64_t addr = base + (uint64_t)(wptr % num) *
-                               ERNIC_IPKTERRQ_ENTRY_SIZE;
-
-        stl_le_p(entry, code | (qpn << ERNIC_IPKTERRQ_QPID_SHIFT));
-        if (!ernic_dma_write(c, addr, entry, sizeof(entry))) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: status queue write to 0x%"
-                          PRIx64 " failed\n", addr);
-        }
-        ernic_gcsr_set(c, ERNIC_IPKTERRQWPTR, (wptr % num + 1) % num);
-    }
-
-    ernic_qp_stop(c, qpn);
+    ernic_err_status(c, qpn, code);
+    ernic_up_qp_stop(c, qpn);
     ernic_qp_note_state(c, qpn);
-    ernic_core_raise(c, ERNIC_INT_FATAL);
-}
-
-/*
- * QPCONFi was written (@old: its previous value).
- *
- * Enabling starts the transport afresh: FATAL and the other sticky status
- * bits of STATQPi clear, the retry counts reload from TIMEOUTCONFi, and
- * doorbells posted meanwhile are served. Disabling drops the transport
- * state; the SQ and CQ positions (STATCURSQPTRi, CQHEADi) stay until
- * software rewrites them under the software override.
- *
- * "QP under recovery" set on an enabled QP begins the clearing of PG332
- * ch.6: nothing more is sent and every WQE, outstanding or posted up to
- * SQPIi, completes with ERRFLAG, so that STATQPi reports both queues
- * empty and CQHEADi reaches SQPIi (steps 4-6 of "Steps to clear traffic").
- * A FATAL or recovering QP that is disabled is cleared the same way first,
- * so that a driver disabling it at once (as the Xilinx drivers do) still
- * sees every WQE complete.
- */
-void ernic_qp_conf_written(ErnicCore *c, uint32_t qpn, uint32_t old)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
-    uint32_t up = qpconf & ~old, down = old & ~qpconf;
-    bool stopped = qp->state == ERNIC_QPS_FATAL ||
-                   qp->state == ERNIC_QPS_RECOVERY;
-
-    if ((up & ERNIC_QPCONF_UNDER_RECOVERY) &&
-        (qpconf & ERNIC_QPCONF_QP_EN)) {
-        ernic_qp_stop(c, qpn);
-        ernic_req_flush_sq(c, qpn);
-    }
-    if (down & ERNIC_QPCONF_QP_EN) {
-        if (stopped || (qpconf & ERNIC_QPCONF_UNDER_RECOVERY)) {
-            ernic_qp_stop(c, qpn);
-            ernic_req_flush_sq(c, qpn);
-        }
-        ernic_qp_engine_reset(c, qpn);
-    }
-    if (up & ERNIC_QPCONF_QP_EN) {
-        ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
-                         ernic_qp_reg(c, qpn, ERNIC_STATQP) &
-                         ~(ERNIC_STATQP_FATAL | ERNIC_STATQP_RQ_OVFL |
-                           ERNIC_STATQP_RETRIED | ERNIC_STATQP_NAK_SYND_MASK));
-        ernic_qp_engine_reset(c, qpn);
-    }
-    ernic_qp_note_state(c, qpn);
-    ernic_sq_update_status(c, qpn);
-    if (up & ERNIC_QPCONF_QP_EN || qp->state == ERNIC_QPS_RECOVERY) {
-        ernic_sq_doorbell(c, qpn);
-    }
+    ernic_irq_raise(c, ERNIC_INT_FATAL);
 }
 
 /*
@@ -196,4 +89,106 @@ void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn)
                        ERNIC_STATQP_RETRY_CNT_SHIFT;
     qp->rnr_left = (statqp & ERNIC_STATQP_RNR_CNT_MASK) >>
                    ERNIC_STATQP_RNR_CNT_SHIFT;
+}
+
+uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
+{
+    uint32_t code = (ernic_qp_reg(c, qpn, ERNIC_QPCONF) &
+                     ERNIC_QPCONF_PMTU_MASK) >> ERNIC_QPCONF_PMTU_SHIFT;
+
+    /* Codes 5..7 are reserved (PG332 p.41); they act as 4096. */
+    return 256u << MIN(code, ERNIC_PMTU_4096);
+}
+
+void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
+{
+    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
+    uint32_t adv = ernic_qp_reg(c, qpn, ERNIC_QPADVCONF);
+    int i;
+
+    stw_be_p(p->src_mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
+    stl_be_p(p->src_mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
+    stw_be_p(p->dst_mac, ernic_qp_reg(c, qpn, ERNIC_MACDESADDMSB));
+    stl_be_p(p->dst_mac + 2, ernic_qp_reg(c, qpn, ERNIC_MACDESADDLSB));
+    p->ipv6 = qpconf & ERNIC_QPCONF_IPV6;
+    if (p->ipv6) {
+        /* IPv6XADD4 / IPDESADDR4 hold address bits [127:96] (p.33, p.44). */
+        for (i = 0; i < 4; i++) {
+            stl_be_p(p->src_ip + 4 * i,
+                     ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
+            stl_be_p(p->dst_ip + 4 * i,
+                     ernic_qp_reg(c, qpn, ERNIC_IPDESADDR4 - 4 * i));
+        }
+    } else {
+        stl_be_p(p->src_ip, ernic_gcsr(c, ERNIC_IPv4XADD));
+        stl_be_p(p->dst_ip, ernic_qp_reg(c, qpn, ERNIC_IPDESADDR1));
+    }
+    p->tclass = adv & ERNIC_QPADVCONF_TC_MASK;
+    p->ttl = (adv & ERNIC_QPADVCONF_TTL_MASK) >> ERNIC_QPADVCONF_TTL_SHIFT;
+    p->pkey = adv >> ERNIC_QPADVCONF_PKEY_SHIFT;
+    p->sport = ernic_gcsr(c, ERNIC_XRNICCONF) >> ERNIC_XRNICCONF_UDPSRC_SHIFT;
+    p->dqpn = ernic_qp_reg(c, qpn, ERNIC_DESTQPCONF) & ERNIC_QPN_MASK;
+}
+
+void ernic_qp_update_status(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
+    uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
+    uint16_t pi = depth ? ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth : 0;
+
+    statqp &= ~(ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
+                ERNIC_STATQP_OSQ_FULL | ERNIC_STATQP_RETRY_CNT_MASK |
+                ERNIC_STATQP_RNR_CNT_MASK);
+    if (qp->sq_next == pi && qp->tx_idx == qp->osq_count) {
+        statqp |= ERNIC_STATQP_SQ_EMPTY;
+    }
+    if (qp->osq_count == 0) {
+        statqp |= ERNIC_STATQP_OSQ_EMPTY;
+    } else if (qp->osq_count == ERNIC_OSQ_DEPTH) {
+        statqp |= ERNIC_STATQP_OSQ_FULL;
+    }
+    statqp |= (qp->retries_left << ERNIC_STATQP_RETRY_CNT_SHIFT) &
+              ERNIC_STATQP_RETRY_CNT_MASK;
+    statqp |= (qp->rnr_left << ERNIC_STATQP_RNR_CNT_SHIFT) &
+              ERNIC_STATQP_RNR_CNT_MASK;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATCURSQPTR, qp->sq_next);
+}
+
+void ernic_qp_reload_counts(ErnicCore *c, uint32_t qpn)
+{
+    uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
+
+    c->qp[qpn].retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
+                              ERNIC_TIMEOUTCONF_RETRY_SHIFT;
+    c->qp[qpn].rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
+                          ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
+}
+
+void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
+{
+    uint8_t mac[6], ip[16];
+
+    ernic_qp_path(c, qpn, p);
+    memcpy(mac, p->src_mac, 6);
+    memcpy(p->src_mac, p->dst_mac, 6);
+    memcpy(p->dst_mac, mac, 6);
+    memcpy(ip, p->src_ip, 16);
+    memcpy(p->src_ip, p->dst_ip, 16);
+    memcpy(p->dst_ip, ip, 16);
+    p->dqpn = qpn;
+}
+
+void ernic_qp_rx_fatal(ErnicCore *c, const ErnicPkt *pkt, uint32_t synd,
+                       uint32_t qpn, uint16_t code)
+{
+    if (synd) {
+        ernic_err_count_invalid(c, synd, qpn);
+    }
+    ernic_err_log(c, pkt->frame, pkt->len, synd);
+    if (synd) {
+        ernic_irq_raise(c, ERNIC_INT_PKT_VALIDATION_ERR);
+    }
+    ernic_qp_fatal(c, qpn, code);
 }

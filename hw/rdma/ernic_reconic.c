@@ -31,7 +31,7 @@
  * (ernic_reconic_dma()).
  */
 /* The window word at @addr of the bridge's page, or -1 (unsigned wrap). */
-static hwaddr ernic_axib_word(hwaddr addr, unsigned size)
+static hwaddr ernic_reconic_axib_word(hwaddr addr, unsigned size)
 {
     hwaddr off = addr - (ERNIC_RN_AXIB_BASE & 0xfff);
 
@@ -42,19 +42,20 @@ static hwaddr ernic_axib_word(hwaddr addr, unsigned size)
     return off / 4;
 }
 
-static uint64_t ernic_axib_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t ernic_reconic_axib_read(void *opaque, hwaddr addr,
+                                        unsigned size)
 {
     ErnicReconic *rn = opaque;
-    hwaddr w = ernic_axib_word(addr, size);
+    hwaddr w = ernic_reconic_axib_word(addr, size);
 
     return w == (hwaddr)-1 ? 0 : rn->axib_regs[w];
 }
 
-static void ernic_axib_write(void *opaque, hwaddr addr, uint64_t val,
-                             unsigned size)
+static void ernic_reconic_axib_write(void *opaque, hwaddr addr, uint64_t val,
+                                     unsigned size)
 {
     ErnicReconic *rn = opaque;
-    hwaddr w = ernic_axib_word(addr, size);
+    hwaddr w = ernic_reconic_axib_word(addr, size);
 
     if (w == (hwaddr)-1) {
         qemu_log_mask(LOG_UNIMP, "ernic: QDMA bridge register 0x%"
@@ -72,8 +73,8 @@ static void ernic_axib_write(void *opaque, hwaddr addr, uint64_t val,
 }
 
 static const MemoryRegionOps ernic_axib_ops = {
-    .read = ernic_axib_read,
-    .write = ernic_axib_write,
+    .read = ernic_reconic_axib_read,
+    .write = ernic_reconic_axib_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 1, .max_access_size = 8 },
     .impl = { .min_access_size = 1, .max_access_size = 8 },
@@ -83,21 +84,22 @@ static const MemoryRegionOps ernic_axib_ops = {
  * The rest of the shell (packet classification, compute logic, the QDMA
  * CSRs the library does not program): reads 0, writes are dropped.
  */
-static uint64_t ernic_shell_read(void *opaque, hwaddr addr, unsigned size)
+static uint64_t ernic_reconic_shell_read(void *opaque, hwaddr addr,
+                                         unsigned size)
 {
     return 0;
 }
 
-static void ernic_shell_write(void *opaque, hwaddr addr, uint64_t val,
-                              unsigned size)
+static void ernic_reconic_shell_write(void *opaque, hwaddr addr, uint64_t val,
+                                      unsigned size)
 {
     qemu_log_mask(LOG_UNIMP, "ernic: RecoNIC shell register 0x%" HWADDR_PRIx
                   " not modelled (write 0x%" PRIx64 " dropped)\n", addr, val);
 }
 
 static const MemoryRegionOps ernic_shell_ops = {
-    .read = ernic_shell_read,
-    .write = ernic_shell_write,
+    .read = ernic_reconic_shell_read,
+    .write = ernic_reconic_shell_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = { .min_access_size = 1, .max_access_size = 8 },
     .impl = { .min_access_size = 1, .max_access_size = 8 },
@@ -140,8 +142,8 @@ void ernic_reconic_reset(ErnicReconic *rn)
  * fit the card memory: beyond it the interconnect answers with an error,
  * a failed DMA to the engine, and nothing wraps to offset 0.
  */
-static bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
-                           const void *wbuf, uint64_t len)
+static bool ernic_reconic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
+                                   const void *wbuf, uint64_t len)
 {
     uint64_t off = addr - ERNIC_RN_CARD_ADDR;
 
@@ -163,8 +165,9 @@ static bool ernic_card_dma(ErnicCore *c, uint64_t addr, void *rbuf,
  * that does not permit the access or is smaller than the offset reached
  * (the bridge answers with an error and sets the window's [29]).
  */
-static bool ernic_axib_translate(ErnicReconic *rn, uint64_t addr,
-                                 uint64_t len, bool write, uint64_t *pcie)
+static bool ernic_reconic_axib_translate(ErnicReconic *rn, uint64_t addr,
+                                         uint64_t len, bool write,
+                                         uint64_t *pcie)
 {
     uint64_t wmax = 1ULL << ERNIC_RN_AXIB_WIN_SHIFT;
     unsigned w = addr >> ERNIC_RN_AXIB_WIN_SHIFT;
@@ -197,8 +200,8 @@ static bool ernic_axib_translate(ErnicReconic *rn, uint64_t addr,
  * Bounded: every part but the first starts a window, and the windows
  * end at 1 TiB.
  */
-static bool ernic_axib_dma(ErnicCore *c, uint64_t addr, uint8_t *rbuf,
-                           const uint8_t *wbuf, uint64_t len)
+static bool ernic_reconic_axib_dma(ErnicCore *c, uint64_t addr, uint8_t *rbuf,
+                                   const uint8_t *wbuf, uint64_t len)
 {
     uint64_t wmax = 1ULL << ERNIC_RN_AXIB_WIN_SHIFT;
 
@@ -207,7 +210,8 @@ static bool ernic_axib_dma(ErnicCore *c, uint64_t addr, uint8_t *rbuf,
         uint64_t pcie;
         MemTxResult res;
 
-        if (!ernic_axib_translate(c->rn, addr, part, wbuf != NULL, &pcie)) {
+        if (!ernic_reconic_axib_translate(c->rn, addr, part, wbuf != NULL,
+                                          &pcie)) {
             return false;
         }
         res = wbuf ? pci_dma_write(c->owner, pcie, wbuf, part) :
@@ -236,9 +240,9 @@ bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,
         return false;
     }
     if ((addr & ERNIC_RN_CARD_MASK) == ERNIC_RN_CARD_ADDR) {
-        *ok = ernic_card_dma(c, addr, rbuf, wbuf, len);
+        *ok = ernic_reconic_card_dma(c, addr, rbuf, wbuf, len);
     } else {
-        *ok = ernic_axib_dma(c, addr, rbuf, wbuf, len);
+        *ok = ernic_reconic_axib_dma(c, addr, rbuf, wbuf, len);
     }
     return true;
 }

@@ -7,27 +7,28 @@
  * "Choices"): the slot of a WQE is its producer index modulo the SQ depth
  * (QDEPTHi[15:0]).
  *
- * A doorbell schedules the transmit bottom half. Each turn, every QP with
- * work takes WQEs from its SQ into its outstanding queue (at most
- * ERNIC_OSQ_DEPTH, PG332 STATQPi[3]) and sends up to ERNIC_TX_BUDGET
- * packets, so one QP cannot starve the others and no guest value can make
- * a turn unbounded. A WQE is segmented by the QP's PMTU; PSNs are given
- * when it enters the outstanding queue. Retransmission (ernic_comp.c)
- * rewinds the transmit position to the first packet of a WQE: whole-WQE
- * retransmission, PG332 p.10.
+ * A doorbell schedules the transmit bottom half (ernic_engine.c). Each
+ * turn, every QP with work takes WQEs from its SQ into its outstanding
+ * queue (at most ERNIC_OSQ_DEPTH, PG332 STATQPi[3]) and sends up to
+ * ERNIC_TX_BUDGET packets, so one QP cannot starve the others and no
+ * guest value can make a turn unbounded. A WQE is segmented by the QP's
+ * PMTU; PSNs are given when it enters the outstanding queue.
+ * Retransmission (ernic_comp.c) rewinds the transmit position to the
+ * first packet of a WQE: whole-WQE retransmission, PG332 p.10.
+ *
+ * A turn is a state machine, as rxe's requester: ernic_req_next() looks
+ * at the QP and names the one step to take, and each step returns the
+ * state that follows (docs/engine.md, "Requester").
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
-#include "qemu/main-loop.h"
-#include "hw/pci/pci_device.h"
-#include "system/dma.h"
 #include "ernic_core.h"
 #include "trace.h"
 
-static bool ernic_opcode_valid(uint8_t opcode)
+static bool ernic_req_opcode_valid(uint8_t opcode)
 {
     switch (opcode) {
     case ERNIC_OP_WRITE:
@@ -42,7 +43,7 @@ static bool ernic_opcode_valid(uint8_t opcode)
     }
 }
 
-static uint32_t ernic_npkts(uint32_t len, uint32_t pmtu)
+static uint32_t ernic_req_npkts(uint32_t len, uint32_t pmtu)
 {
     return len ? DIV_ROUND_UP(len, pmtu) : 1;
 }
@@ -63,39 +64,39 @@ static bool ernic_req_take_sges(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         return true;
     }
     if (!bad) {
-        total = ernic_sge_take(c, qpn, &wqe[ERNIC_XWQE_SGE], n,
-                               e->opcode == ERNIC_OP_READ ?
-                               ERNIC_MRACC_LOCAL_WRITE : 0, e->sge, &bad);
+        total = ernic_mr_sge_take(c, qpn, &wqe[ERNIC_XWQE_SGE], n,
+                                  e->opcode == ERNIC_OP_READ ?
+                                  ERNIC_MRACC_LOCAL_WRITE : 0, e->sge, &bad);
         e->nsge = n;
         e->len = MIN(total, UINT32_MAX);
     }
     if (bad) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u: %u SGEs, or an "
-                      "L_Key refused: FATAL\n", qpn, e->slot, n);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "WQE %u: %u SGEs, or an L_Key refused: FATAL",
+                          e->slot, n);
     }
     return !bad;
 }
 
-/* Take the WQE at sq_next into the outstanding queue. */
-static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
+/*
+ * Read the WQE at sq_next into a new outstanding entry: sampled once, as
+ * the guest may rewrite the slot at any time. NULL when it could not be
+ * read (FATAL 0x05).
+ */
+static ErnicOsq *ernic_req_read_wqe(ErnicCore *c, uint32_t qpn,
+                                    uint16_t depth, uint8_t *wqe, bool xwqe)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint64_t sqba = ernic_qp_addr(c, qpn, ERNIC_SQBA, ERNIC_SQBAMSB);
-    bool xwqe = ernic_ext_xwqe_on(c, qpn);
     uint32_t wsize = xwqe ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE;
-    uint64_t addr = sqba + (uint64_t)qp->sq_next * wsize;
-    uint8_t wqe[ERNIC_XWQE_SIZE];
+    uint64_t addr = ernic_qp_addr(c, qpn, ERNIC_SQBA, ERNIC_SQBAMSB) +
+                    (uint64_t)qp->sq_next * wsize;
     ErnicOsq *e;
-    uint32_t psn;
 
     if (!ernic_dma_read(c, addr, wqe, wsize)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE fetch from 0x%"
-                      PRIx64 " failed\n", qpn, addr);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
-        return false;
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "WQE fetch from 0x%" PRIx64 " failed", addr);
+        return NULL;
     }
-
     e = &qp->osq[(qp->osq_head + qp->osq_count) % ERNIC_OSQ_DEPTH];
     memset(e, 0, sizeof(*e));
     e->slot = qp->sq_next;
@@ -114,65 +115,38 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
     ernic_qp_set_reg(c, qpn, ERNIC_STATWQE,
                      (ernic_qp_reg(c, qpn, ERNIC_STATWQE) + 1) & 0xffff);
     c->gcsr[ERNIC_GW(ERNIC_QPMSTS)] += 1u << 16;
+    return e;
+}
 
-    if (!ernic_ext_user_wqe_ok(c, qpn, e, xwqe ? wqe[ERNIC_XWQE_NSGE] : 0)) {
-        /* A user QP names memory only through keys (docs/extension.md). */
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: user QP%u WQE %u (opcode "
-                      "0x%x) names no keyed SGE: FATAL\n", qpn, e->slot,
-                      e->opcode);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
+/*
+ * Fast registration runs at fetch, in SQ order, and takes no PSN; a
+ * failed check is a WQE processor error (docs/extension.md).
+ */
+static bool ernic_req_exec_local(ErnicCore *c, uint32_t qpn, ErnicOsq *e)
+{
+    if (!ernic_ext_exec_local(c, qpn, e)) {
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "WQE %u: fast registration of key 0x%x refused: "
+                          "FATAL", e->slot, e->rkey);
         return false;
     }
-    if (qpn != ERNIC_QP_GSI && ernic_ext_local_op(c, e->opcode)) {
-        /*
-         * Fast registration runs here, in SQ order, and takes no PSN;
-         * a failed check is a WQE processor error (docs/extension.md).
-         */
-        if (!ernic_ext_exec_local(c, qpn, e)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u: fast "
-                          "registration of key 0x%x refused: FATAL\n",
-                          qpn, e->slot, e->rkey);
-            ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
-            return false;
-        }
-        e->psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
-        e->local = e->done = true;
-        return true;
-    }
-    if (!ernic_opcode_valid(e->opcode)) {
-        /*
-         * A reserved opcode raises INTSTS[5] (PG332 p.38). The WQE is
-         * completed, in order, with ERRFLAG set so that CQHEADi still
-         * reaches SQPIi.
-         */
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u has reserved "
-                      "opcode 0x%x\n", qpn, e->slot, e->opcode);
-        e->error = e->done = true;
-        ernic_core_raise(c, ERNIC_INT_ILLEGAL_OPCODE);
-        return true;
-    }
-    if (xwqe && !ernic_req_take_sges(c, qpn, e, wqe)) {
-        return false;
-    }
-    if (e->len > ERNIC_WQE_LEN_MAX) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u length %u is "
-                      "over 8 MiB (PG332 p.10)\n", qpn, e->slot, e->len);
-        ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
-        return false;
-    }
-    if (qpn == ERNIC_QP_GSI) {
-        /* QP1 sends one prebuilt frame per WQE and takes no PSN. */
-        e->npkts = 1;
-        return true;
-    }
-    /*
-     * The PMTU is sampled once: segmentation, READ response lengths and
-     * their placement all follow the packet count fixed here, whatever
-     * the guest writes to QPCONFi later.
-     */
+    e->psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+    e->local = e->done = true;
+    return true;
+}
+
+/*
+ * The PMTU is sampled once: segmentation, READ response lengths and
+ * their placement all follow the packet count fixed here, whatever the
+ * guest writes to QPCONFi later. The WQE takes its PSNs.
+ */
+static void ernic_req_assign_psn(ErnicCore *c, uint32_t qpn, ErnicOsq *e)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+
     e->pmtu = ernic_qp_pmtu(c, qpn);
-    e->npkts = ernic_npkts(e->len, e->pmtu);
-    psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+    e->npkts = ernic_req_npkts(e->len, e->pmtu);
     e->psn = psn;
     ernic_qp_set_reg(c, qpn, ERNIC_SQPSN, (psn + e->npkts) & ERNIC_PSN_MASK);
     ernic_qp_set_reg(c, qpn, ERNIC_STATSSN,
@@ -183,138 +157,55 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         ernic_qp_set_reg(c, qpn, ERNIC_STATRESPSN, psn);
         qp->sent_psn = psn;
     }
-    return true;
 }
 
-/*
- * Request packets sent beyond the oldest unacknowledged PSN. Hardware is
- * bounded by its write-retry buffers (PG332 Table 2-6: 512 of 4 KiB, one
- * per packet); here the window also adapts to the link, as TCP's does:
- * it grows while ACKs come and halves on every retry, so that bursts and
- * whole-WQE retransmissions fit what a datagram socket on the way holds
- * (-netdev dgram drops the excess), while a stream socket, which holds
- * them all, gets the full window (docs/engine.md, choice 12).
- */
-static uint32_t ernic_req_window(ErnicCore *c, uint32_t qpn)
+/* Take the WQE at sq_next into the outstanding queue. */
+static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
 {
-    return c->qp[qpn].tx_window;
-}
+    bool xwqe = ernic_ext_xwqe_on(c, qpn);
+    uint8_t wqe[ERNIC_XWQE_SIZE];
+    ErnicOsq *e = ernic_req_read_wqe(c, qpn, depth, wqe, xwqe);
 
-void ernic_req_window_reset(ErnicQP *qp)
-{
-    qp->tx_window = ERNIC_TXW_START;
-    qp->tx_ssthresh = ERNIC_TXW_MAX;
-    qp->tx_resend = false;
-}
-
-/* The PSN of the next request packet to send. */
-static uint32_t ernic_req_next_psn(ErnicQP *qp)
-{
-    if (qp->tx_idx < qp->osq_count) {
-        const ErnicOsq *e = &qp->osq[(qp->osq_head + qp->tx_idx) %
-                                     ERNIC_OSQ_DEPTH];
-
-        return (e->psn + qp->tx_pkt) & ERNIC_PSN_MASK;
-    }
-    return qp->sent_psn;
-}
-
-/*
- * The PSN the window counts from: STATRESPSNi, or while a retry sends
- * again packets the peer has, the oldest of those not yet answered.
- */
-static uint32_t ernic_req_window_base(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t una = ernic_qp_reg(c, qpn, ERNIC_STATRESPSN) & ERNIC_PSN_MASK;
-
-    if (qp->tx_resend && ernic_psn_diff(qp->tx_base, una) < 0) {
-        return qp->tx_base;
-    }
-    qp->tx_resend = false;
-    return una;
-}
-
-/*
- * Transmission went back to the first packet of a WQE (retry, RNR NAK;
- * PG332 p.10: whole WQEs only). The peer has its packets up to
- * STATRESPSNi already, but they are on the wire again all the same: they
- * count in the window from the first. Sent at once, a long WRITE's
- * overflowed a datagram socket at the same place on every retry
- * (docs/engine.md, choice 12).
- */
-void ernic_req_window_rewound(ErnicQP *qp)
-{
-    uint32_t una = ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
-
-    qp->tx_base = ernic_req_next_psn(qp);
-    qp->tx_resend = ernic_psn_diff(qp->tx_base, una & ERNIC_PSN_MASK) < 0;
-}
-
-/*
- * An ACK while packets the peer has are sent again: one that moves
- * nothing (@dup) answers one of them, as each asks for an ACK
- * (ernic_req_send_packet()); one that moves STATRESPSNi answers all
- * before it. Never beyond what was sent. True if the window moved.
- */
-bool ernic_req_window_answered(ErnicQP *qp, bool dup)
-{
-    uint32_t next = ernic_req_next_psn(qp), base;
-
-    if (!qp->tx_resend) {
+    if (!e) {
         return false;
     }
-    base = dup ? qp->tx_base + 1 :
-           ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
-    if (ernic_psn_diff(base, next) > 0) {
-        base = next;
-    }
-    if (ernic_psn_diff(base, qp->tx_base) <= 0) {
+    if (!ernic_ext_user_wqe_ok(c, qpn, e, xwqe ? wqe[ERNIC_XWQE_NSGE] : 0)) {
+        /* A user QP names memory only through keys (docs/extension.md). */
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "user WQE %u (opcode 0x%x) names no keyed SGE: "
+                          "FATAL", e->slot, e->opcode);
         return false;
     }
-    qp->tx_base = base & ERNIC_PSN_MASK;
-    return true;
-}
-
-/*
- * @acked packets were acknowledged (at most the 2^23 PSNs sent, so no
- * overflow): doubling per round trip, then +1, never beyond the most.
- */
-void ernic_req_window_grow(ErnicQP *qp, uint32_t acked)
-{
-    uint32_t w = qp->tx_window;
-
-    w += w < qp->tx_ssthresh ? acked : 1;
-    qp->tx_window = MIN(w, ERNIC_TXW_MAX);
-}
-
-/* Something was lost: half the window, and grow slowly from there. */
-void ernic_req_window_shrink(ErnicQP *qp)
-{
-    qp->tx_ssthresh = MAX(qp->tx_window / 2, ERNIC_TXW_FLOOR);
-    qp->tx_window = qp->tx_ssthresh;
-    trace_ernic_tx_window(qp->qpn, qp->tx_window);
-}
-
-/*
- * The retransmit period ran out while a retry was still sending packets
- * the peer has, and some went unanswered since the last period: they or
- * their ACKs were lost, which costs nothing, as the peer has them.
- * Without this the window, short of the answers, would stop the retry at
- * the same place every time. The window moves past them and the retry
- * goes on; true if so. A period in which nothing could be sent (a
- * blocked backend) is a retry as before, and counts.
- */
-bool ernic_req_window_stalled(ErnicQP *qp)
-{
-    uint32_t una = ernic_qp_reg(qp->core, qp->qpn, ERNIC_STATRESPSN);
-    uint32_t next = ernic_req_next_psn(qp);
-
-    if (!qp->tx_resend || next == qp->tx_base ||
-        ernic_psn_diff(next, una & ERNIC_PSN_MASK) >= 0) {
+    if (qpn != ERNIC_QP_GSI && ernic_ext_local_op(c, e->opcode)) {
+        return ernic_req_exec_local(c, qpn, e);
+    }
+    if (!ernic_req_opcode_valid(e->opcode)) {
+        /*
+         * A reserved opcode raises INTSTS[5] (PG332 p.38). The WQE is
+         * completed, in order, with ERRFLAG set so that CQHEADi still
+         * reaches SQPIi.
+         */
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u WQE %u has reserved "
+                      "opcode 0x%x\n", qpn, e->slot, e->opcode);
+        e->error = e->done = true;
+        ernic_irq_raise(c, ERNIC_INT_ILLEGAL_OPCODE);
+        return true;
+    }
+    if (xwqe && !ernic_req_take_sges(c, qpn, e, wqe)) {
         return false;
     }
-    qp->tx_base = next;
+    if (e->len > ERNIC_MAX_MSG_SIZE) {
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "WQE %u length %u is over 8 MiB (PG332 p.10)",
+                          e->slot, e->len);
+        return false;
+    }
+    if (qpn == ERNIC_QP_GSI) {
+        /* QP1 sends one prebuilt frame per WQE and takes no PSN. */
+        e->npkts = 1;
+        return true;
+    }
+    ernic_req_assign_psn(c, qpn, e);
     return true;
 }
 
@@ -352,88 +243,32 @@ static uint8_t ernic_req_bth_opcode(const ErnicOsq *e, uint32_t i)
     }
 }
 
-void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
-{
-    uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
-    uint32_t adv = ernic_qp_reg(c, qpn, ERNIC_QPADVCONF);
-    int i;
-
-    stw_be_p(p->src_mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
-    stl_be_p(p->src_mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
-    stw_be_p(p->dst_mac, ernic_qp_reg(c, qpn, ERNIC_MACDESADDMSB));
-    stl_be_p(p->dst_mac + 2, ernic_qp_reg(c, qpn, ERNIC_MACDESADDLSB));
-    p->ipv6 = qpconf & ERNIC_QPCONF_IPV6;
-    if (p->ipv6) {
-        /* IPv6XADD4 / IPDESADDR4 hold address bits [127:96] (p.33, p.44). */
-        for (i = 0; i < 4; i++) {
-            stl_be_p(p->src_ip + 4 * i,
-                     ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
-            stl_be_p(p->dst_ip + 4 * i,
-                     ernic_qp_reg(c, qpn, ERNIC_IPDESADDR4 - 4 * i));
-        }
-    } else {
-        stl_be_p(p->src_ip, ernic_gcsr(c, ERNIC_IPv4XADD));
-        stl_be_p(p->dst_ip, ernic_qp_reg(c, qpn, ERNIC_IPDESADDR1));
-    }
-    p->tclass = adv & ERNIC_QPADVCONF_TC_MASK;
-    p->ttl = (adv & ERNIC_QPADVCONF_TTL_MASK) >> ERNIC_QPADVCONF_TTL_SHIFT;
-    p->pkey = adv >> ERNIC_QPADVCONF_PKEY_SHIFT;
-    p->sport = ernic_gcsr(c, ERNIC_XRNICCONF) >> ERNIC_XRNICCONF_UDPSRC_SHIFT;
-    p->dqpn = ernic_qp_reg(c, qpn, ERNIC_DESTQPCONF) & ERNIC_QPN_MASK;
-}
-
-static void ernic_note_out(ErnicCore *c, uint8_t opcode, uint32_t qpn,
-                           uint32_t psn)
+static void ernic_req_note_out(ErnicCore *c, uint8_t opcode, uint32_t qpn,
+                               uint32_t psn)
 {
     ernic_gcsr_set(c, ERNIC_LSTOUTPKT, opcode | (qpn & 0xff) << 8 |
                    (psn & 0xffff) << 16);
 }
 
 /*
- * Send packet @i of WQE @e. False when its data cannot be read: the QP
- * is then FATAL (docs/errors.md, "DMA errors") and nothing was sent.
+ * AckReq on the last packet of every message (as rxe), every quarter
+ * window inside long ones so that the window keeps moving, and on every
+ * packet sent again that the peer has: its ACK frees its place in the
+ * window (ernic_txw_answered()).
  */
-static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
-                                  uint32_t i, uint8_t *f)
+static bool ernic_req_ackreq(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                             uint8_t opcode, uint32_t i)
 {
-    uint32_t pmtu = e->pmtu;
-    uint8_t opcode = ernic_req_bth_opcode(e, i);
-    uint32_t flags = ernic_opcode_flags(opcode);
-    uint32_t off = i * pmtu, paylen = 0;
-    size_t ext = 0, end;
-    ErnicPath path;
-    uint8_t *p;
+    return opcode == IB_OPC_READ_REQUEST || i + 1 == e->npkts ||
+           (i + 1) % (ernic_txw_size(c, qpn) / 4) == 0 ||
+           ernic_psn_diff(e->psn + i,
+                          ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) < 0;
+}
 
-    if (opcode != IB_OPC_READ_REQUEST) {
-        paylen = MIN(pmtu, e->len - off);
-    } else {
-        /*
-         * A READ sent again asks only for the responses still missing
-         * (IBTA 9.7.5.1.4, as rxe does): whole-READ retries could never
-         * complete a large READ on a lossy link. docs/engine.md.
-         */
-        i = e->read_base = e->read_pkts;
-        off = i * pmtu;
-    }
-    ext = ((flags & ERNIC_OPF_RETH) ? ERNIC_RETH_LEN : 0) +
-          ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
-
-    ernic_qp_path(c, qpn, &path);
-    /*
-     * AckReq on the last packet of every message (as rxe), every quarter
-     * window inside long ones so that the window keeps moving, and on
-     * every packet sent again that the peer has: its ACK frees its place
-     * in the window (ernic_req_window_answered()).
-     */
-    end = ernic_wire_build(f, &path, opcode, e->psn + i,
-                           opcode == IB_OPC_READ_REQUEST ||
-                           i + 1 == e->npkts ||
-                           (i + 1) % (ernic_req_window(c, qpn) / 4) == 0 ||
-                           ernic_psn_diff(e->psn + i,
-                                          ernic_qp_reg(c, qpn,
-                                                       ERNIC_STATRESPSN)) < 0,
-                           ext, paylen);
-    p = f + end;
+/* RETH and ImmDt or IETH of packet @opcode at offset @off, from @p. */
+static uint8_t *ernic_req_put_ext(uint8_t *p, const ErnicOsq *e,
+                                  uint32_t flags, uint32_t off)
+{
     if (flags & ERNIC_OPF_RETH) {
         ernic_wire_put_reth(p, e->raddr + off, e->rkey, e->len - off);
         p += ERNIC_RETH_LEN;
@@ -445,29 +280,77 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         stl_be_p(p, e->rkey);
         p += ERNIC_IMMDT_LEN;
     }
-    if (paylen) {
-        if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX &&
-            !e->nsge) {
-            /* PG332 Table 2-1: SDATA carries SEND data of up to 16 B. */
-            memcpy(p, e->sdata, paylen);
-        } else if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, off, p,
-                                             NULL, paylen) :
-                     ernic_dma_read(c, e->laddr + off, p, paylen))) {
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u read of WQE data at "
-                          "0x%" PRIx64 " failed\n", qpn, e->laddr + off);
-            ernic_qp_fatal(c, qpn, ERNIC_FATAL_WQE_PROCESSOR);
-            return false;
-        }
+    return p;
+}
+
+/*
+ * The payload of a packet: SDATA (PG332 Table 2-1: SEND data of up to
+ * 16 B), or the WQE's message at @off (SGEs or LADDR). False when it
+ * cannot be read: the QP is then FATAL (docs/errors.md, "DMA errors").
+ */
+static bool ernic_req_put_payload(ErnicCore *c, uint32_t qpn,
+                                  const ErnicOsq *e, uint32_t off,
+                                  uint8_t *p, uint32_t paylen)
+{
+    if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX &&
+        !e->nsge) {
+        memcpy(p, e->sdata, paylen);
+        return true;
+    }
+    if (!(e->nsge ? ernic_mr_sge_dma(c, e->sge, e->nsge, off, p, NULL,
+                                     paylen) :
+          ernic_dma_read(c, e->laddr + off, p, paylen))) {
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "read of WQE data at 0x%" PRIx64 " failed",
+                          e->laddr + off);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Send packet @i of WQE @e. False when its data cannot be read: the QP
+ * is then FATAL (docs/errors.md, "DMA errors") and nothing was sent.
+ */
+static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+                                  uint32_t i, uint8_t *f)
+{
+    uint8_t opcode = ernic_req_bth_opcode(e, i);
+    uint32_t flags = ernic_wire_opcode_flags(opcode);
+    uint32_t off = i * e->pmtu, paylen = 0;
+    ErnicPath path;
+    size_t end;
+    uint8_t *p;
+
+    if (opcode != IB_OPC_READ_REQUEST) {
+        paylen = MIN(e->pmtu, e->len - off);
+    } else {
+        /*
+         * A READ sent again asks only for the responses still missing
+         * (IBTA 9.7.5.1.4, as rxe does): whole-READ retries could never
+         * complete a large READ on a lossy link. docs/engine.md.
+         */
+        i = e->read_base = e->read_pkts;
+        off = i * e->pmtu;
+    }
+    ernic_qp_path(c, qpn, &path);
+    end = ernic_wire_build(f, &path, opcode, e->psn + i,
+                           ernic_req_ackreq(c, qpn, e, opcode, i),
+                           ernic_wire_ext_len(flags & (ERNIC_OPF_RETH |
+                                                       ERNIC_OPF_IMM |
+                                                       ERNIC_OPF_IETH)),
+                           paylen);
+    p = ernic_req_put_ext(f + end, e, flags, off);
+    if (paylen && !ernic_req_put_payload(c, qpn, e, off, p, paylen)) {
+        return false;
     }
     end = ernic_wire_finish(f, p - f + paylen, paylen, path.ipv6);
     trace_ernic_tx_req(qpn, opcode, (e->psn + i) & ERNIC_PSN_MASK, paylen);
-    ernic_note_out(c, opcode, qpn, e->psn + i);
-    if (opcode == IB_OPC_READ_REQUEST || !ernic_op_is_send(e->opcode)) {
-        ernic_count16(c, ERNIC_OUTIOPKTCNT, true);
-    } else {
-        ernic_count16(c, ERNIC_OUTIOPKTCNT, false);
-    }
-    ernic_net_xmit(c, qpn, f, end);
+    ernic_req_note_out(c, opcode, qpn, e->psn + i);
+    ernic_gcsr_count16(c, ERNIC_OUTIOPKTCNT,
+                       opcode == IB_OPC_READ_REQUEST ||
+                       !ernic_op_is_send(e->opcode));
+    ernic_link_xmit(c, qpn, f, end);
     return true;
 }
 
@@ -492,7 +375,7 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
      * Longer than SDATA (16 B) by the check above: from LADDR, or with
      * ERNIC-X gathered from keyed SGEs (docs/extension.md, "QP1").
      */
-    if (!(e->nsge ? ernic_sge_dma(c, e->sge, e->nsge, 0, f, NULL, len) :
+    if (!(e->nsge ? ernic_mr_sge_dma(c, e->sge, e->nsge, 0, f, NULL, len) :
                     ernic_dma_read(c, e->laddr, f, len))) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
                       PRIx64 " failed\n", e->nsge ? e->sge[0].a.addr :
@@ -504,15 +387,15 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
     if (!roce || !pkt.bth) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 frame is not RoCEv2 "
                       "(UDP port 4791, consistent lengths); sent as is\n");
-        ernic_net_xmit(c, ERNIC_QP_GSI, f, len);
+        ernic_link_xmit(c, ERNIC_QP_GSI, f, len);
         return;
     }
     stl_le_p(f + pkt.len - ERNIC_ICRC_LEN,
-             ernic_icrc(f, pkt.l3, pkt.len, pkt.ipv6));
+             ernic_wire_icrc(f, pkt.l3, pkt.len, pkt.ipv6));
     trace_ernic_tx_req(ERNIC_QP_GSI, pkt.opcode, pkt.psn, pkt.paylen);
-    ernic_note_out(c, pkt.opcode, ERNIC_QP_GSI, pkt.psn);
-    ernic_count16(c, ERNIC_OUTAMPKTCNT, true);
-    ernic_net_xmit(c, ERNIC_QP_GSI, f, pkt.len);
+    ernic_req_note_out(c, pkt.opcode, ERNIC_QP_GSI, pkt.psn);
+    ernic_gcsr_count16(c, ERNIC_OUTAMPKTCNT, true);
+    ernic_link_xmit(c, ERNIC_QP_GSI, f, pkt.len);
 }
 
 /*
@@ -547,120 +430,205 @@ static bool ernic_req_can_run(ErnicCore *c, uint32_t qpn, uint16_t depth)
     return false;
 }
 
+/* The states of a requester turn, as rxe's requester; in this order. */
+typedef enum ErnicReqState {
+    ERNIC_REQ_NEXT,             /* look at the QP: which step is next */
+    ERNIC_REQ_FLUSH,            /* stopped QP: fetch, complete in error */
+    ERNIC_REQ_FETCH,            /* take the next WQE from the SQ */
+    ERNIC_REQ_SKIP,             /* a READ answered in full: send nothing */
+    ERNIC_REQ_COMPLETE,         /* a refused or local WQE: complete it */
+    ERNIC_REQ_SEND_GSI,         /* QP1: send the prebuilt frame */
+    ERNIC_REQ_WINDOW_FULL,      /* wait for an ACK (or the timer) */
+    ERNIC_REQ_SEND,             /* the next packet of the WQE in hand */
+    ERNIC_REQ_DONE,             /* the turn is over */
+} ErnicReqState;
+
+/* One turn of one QP's requester. */
+typedef struct ErnicReqTurn {
+    ErnicCore *c;
+    ErnicQP *qp;
+    uint32_t qpn;
+    uint16_t depth;
+    uint16_t pi;                /* SQPIi modulo the depth */
+    unsigned *budget;
+    bool sent;                  /* a packet went out: arm the timer */
+} ErnicReqTurn;
+
+static ErnicOsq *ernic_req_cur(ErnicReqTurn *t)
+{
+    return &t->qp->osq[(t->qp->osq_head + t->qp->tx_idx) % ERNIC_OSQ_DEPTH];
+}
+
+/* Whether the SQ has a WQE to fetch and the outstanding queue room. */
+static bool ernic_req_can_fetch(ErnicReqTurn *t)
+{
+    return t->qp->sq_next != t->pi && t->qp->osq_count < ERNIC_OSQ_DEPTH;
+}
+
+/* A packet of the WQE in hand may go: not a READ, and the window full. */
+static bool ernic_req_window_full(ErnicReqTurn *t, const ErnicOsq *e)
+{
+    return e->opcode != ERNIC_OP_READ &&
+           ernic_psn_diff(e->psn + t->qp->tx_pkt,
+                          ernic_txw_base(t->c, t->qpn)) >=
+           (int32_t)ernic_txw_size(t->c, t->qpn);
+}
+
+static ErnicReqState ernic_req_next(ErnicReqTurn *t)
+{
+    ErnicQP *qp = t->qp;
+    ErnicOsq *e;
+
+    if (t->c->tx_blocked || !*t->budget) {
+        return ERNIC_REQ_DONE;
+    }
+    if (ernic_qp_state(t->c, t->qpn) != ERNIC_QPS_ENABLED) {
+        return ERNIC_REQ_FLUSH;
+    }
+    if (qp->tx_idx >= qp->osq_count) {
+        return ernic_req_can_fetch(t) ? ERNIC_REQ_FETCH : ERNIC_REQ_DONE;
+    }
+    e = ernic_req_cur(t);
+    if (qp->rnr_wait) {
+        return ERNIC_REQ_DONE;
+    }
+    if (e->done && e->opcode == ERNIC_OP_READ) {
+        return ERNIC_REQ_SKIP;
+    }
+    if (e->error || e->local) {
+        return ERNIC_REQ_COMPLETE;
+    }
+    if (t->qpn == ERNIC_QP_GSI) {
+        return ERNIC_REQ_SEND_GSI;
+    }
+    return ernic_req_window_full(t, e) ? ERNIC_REQ_WINDOW_FULL :
+                                         ERNIC_REQ_SEND;
+}
+
+/*
+ * A FATAL QP, or one under recovery, sends nothing; new WQEs complete in
+ * error (ernic_qp.c).
+ */
+static ErnicReqState ernic_req_do_flush(ErnicReqTurn *t)
+{
+    if (!ernic_req_can_fetch(t) ||
+        !ernic_req_fetch(t->c, t->qpn, t->depth)) {
+        return ERNIC_REQ_DONE;
+    }
+    ernic_comp_flush(t->c, t->qpn);
+    (*t->budget)--;
+    return ERNIC_REQ_NEXT;
+}
+
+/*
+ * A READ whose responses all came, behind an older one being retried:
+ * nothing of it is asked again.
+ */
+static ErnicReqState ernic_req_do_skip(ErnicReqTurn *t)
+{
+    t->qp->tx_idx++;
+    t->qp->tx_pkt = 0;
+    return ERNIC_REQ_NEXT;
+}
+
+/* Completing costs budget: a ring of bad WQEs is bounded. */
+static ErnicReqState ernic_req_do_complete(ErnicReqTurn *t)
+{
+    t->qp->tx_idx++;
+    ernic_comp_complete_ready(t->c, t->qpn);
+    (*t->budget)--;
+    return ERNIC_REQ_NEXT;
+}
+
+/* QP1 is an unreliable datagram: its WQE completes once sent. */
+static ErnicReqState ernic_req_do_send_gsi(ErnicReqTurn *t)
+{
+    ErnicOsq *e = ernic_req_cur(t);
+
+    ernic_req_send_gsi(t->c, e, t->c->frame);
+    t->qp->tx_idx++;
+    e->done = true;
+    ernic_comp_complete_ready(t->c, t->qpn);
+    (*t->budget)--;
+    return ERNIC_REQ_NEXT;
+}
+
+/*
+ * Window full: an ACK that moves it resumes us, and the retransmit timer
+ * stands in for one that never comes. Whatever stopped the timer (an RNR
+ * NAK) must not leave the QP waiting for good (`/ernic/rc/late-rnr`).
+ */
+static ErnicReqState ernic_req_do_window_full(ErnicReqTurn *t)
+{
+    ernic_comp_arm_retry(t->c, t->qpn);
+    return ERNIC_REQ_DONE;
+}
+
+static ErnicReqState ernic_req_do_send(ErnicReqTurn *t)
+{
+    ErnicQP *qp = t->qp;
+    ErnicOsq *e = ernic_req_cur(t);
+    uint32_t psn;
+
+    (*t->budget)--;
+    if (!ernic_req_send_packet(t->c, t->qpn, e, qp->tx_pkt, t->c->frame)) {
+        return ERNIC_REQ_NEXT;              /* FATAL: the turn now flushes */
+    }
+    t->sent = true;
+    psn = e->psn + (e->opcode == ERNIC_OP_READ ? e->npkts : qp->tx_pkt + 1);
+    if (ernic_psn_diff(psn, qp->sent_psn) > 0) {
+        qp->sent_psn = psn & ERNIC_PSN_MASK;
+    }
+    /* A READ request is one packet that stands for npkts PSNs. */
+    if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
+        qp->tx_idx++;
+        qp->tx_pkt = 0;
+    }
+    return ERNIC_REQ_NEXT;
+}
+
+static ErnicReqState ernic_req_do_fetch(ErnicReqTurn *t)
+{
+    return ernic_req_fetch(t->c, t->qpn, t->depth) ? ERNIC_REQ_NEXT :
+                                                     ERNIC_REQ_DONE;
+}
+
+/* The step of each state but ERNIC_REQ_DONE, in ErnicReqState's order. */
+static ErnicReqState (*const ernic_req_steps[])(ErnicReqTurn *t) = {
+    ernic_req_next, ernic_req_do_flush, ernic_req_do_fetch, ernic_req_do_skip,
+    ernic_req_do_complete, ernic_req_do_send_gsi, ernic_req_do_window_full,
+    ernic_req_do_send,
+};
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_req_steps) != ERNIC_REQ_DONE);
+
 /*
  * One turn of a QP's requester. Returns true when it has more to send and
  * wants another turn.
  */
-static bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
+bool ernic_req_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint16_t depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK;
-    uint8_t *frame = c->frame;
-    uint16_t pi;
-    uint32_t psn;
-    bool sent = false;
+    ErnicReqTurn t = {
+        .c = c, .qp = qp, .qpn = qpn, .budget = budget,
+        .depth = ernic_qp_reg(c, qpn, ERNIC_QDEPTH) & ERNIC_QDEPTH_SQ_MASK,
+    };
+    ErnicReqState s = ERNIC_REQ_NEXT;
 
-    if (!ernic_req_can_run(c, qpn, depth)) {
+    if (!ernic_req_can_run(c, qpn, t.depth)) {
         return false;
     }
-    qp->sq_next %= depth;
-    qp->cq_next %= depth;
-    pi = ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth;
-
-    for (;;) {
-        if (c->tx_blocked || !*budget) {
-            break;
-        }
-        if (ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED) {
-            /*
-             * A FATAL QP, or one under recovery, sends nothing; new WQEs
-             * complete in error (ernic_qp.c).
-             */
-            if (qp->sq_next == pi || qp->osq_count == ERNIC_OSQ_DEPTH ||
-                !ernic_req_fetch(c, qpn, depth)) {
-                break;
-            }
-            ernic_comp_flush(c, qpn);
-            (*budget)--;
-            continue;
-        }
-        if (qp->tx_idx < qp->osq_count) {
-            ErnicOsq *e = &qp->osq[(qp->osq_head + qp->tx_idx) %
-                                   ERNIC_OSQ_DEPTH];
-
-            if (qp->rnr_wait) {
-                break;
-            }
-            if (e->done && e->opcode == ERNIC_OP_READ) {
-                /*
-                 * A READ whose responses all came, behind an older one
-                 * being retried: nothing of it is asked again.
-                 */
-                qp->tx_idx++;
-                qp->tx_pkt = 0;
-                continue;
-            }
-            if (e->error || e->local) {
-                /* Completing costs budget: a ring of bad WQEs is bounded. */
-                qp->tx_idx++;
-                ernic_comp_complete_ready(c, qpn);
-                (*budget)--;
-                continue;
-            }
-            if (qpn == ERNIC_QP_GSI) {
-                ernic_req_send_gsi(c, e, frame);
-                qp->tx_idx++;
-                /* Unreliable datagram: complete once sent. */
-                e->done = true;
-                ernic_comp_complete_ready(c, qpn);
-                (*budget)--;
-                continue;
-            }
-            if (e->opcode != ERNIC_OP_READ &&
-                ernic_psn_diff(e->psn + qp->tx_pkt,
-                               ernic_req_window_base(c, qpn)) >=
-                (int32_t)ernic_req_window(c, qpn)) {
-                /*
-                 * Window full: an ACK that moves it resumes us, and the
-                 * retransmit timer stands in for one that never comes.
-                 * Whatever stopped the timer (an RNR NAK) must not leave
-                 * the QP waiting for good (`/ernic/rc/late-rnr`).
-                 */
-                ernic_comp_arm_retry(c, qpn);
-                break;
-            }
-            (*budget)--;
-            if (!ernic_req_send_packet(c, qpn, e, qp->tx_pkt, frame)) {
-                /* FATAL: the loop now flushes. */
-                continue;
-            }
-            sent = true;
-            psn = e->psn + (e->opcode == ERNIC_OP_READ ? e->npkts :
-                            qp->tx_pkt + 1);
-            if (ernic_psn_diff(psn, qp->sent_psn) > 0) {
-                qp->sent_psn = psn & ERNIC_PSN_MASK;
-            }
-            /* A READ request is one packet that stands for npkts PSNs. */
-            if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
-                qp->tx_idx++;
-                qp->tx_pkt = 0;
-            }
-            continue;
-        }
-        if (qp->sq_next == pi || qp->osq_count == ERNIC_OSQ_DEPTH) {
-            break;
-        }
-        if (!ernic_req_fetch(c, qpn, depth)) {
-            break;
-        }
+    qp->sq_next %= t.depth;
+    qp->cq_next %= t.depth;
+    t.pi = ernic_qp_reg(c, qpn, ERNIC_SQPI) % t.depth;
+    while (s != ERNIC_REQ_DONE) {
+        s = ernic_req_steps[s](&t);
     }
-    if (sent) {
+    if (t.sent) {
         ernic_comp_arm_retry(c, qpn);
     }
-    ernic_sq_update_status(c, qpn);
+    ernic_qp_update_status(c, qpn);
     return !c->tx_blocked && !*budget &&
-           (qp->tx_idx < qp->osq_count ||
-            (qp->sq_next != pi && qp->osq_count < ERNIC_OSQ_DEPTH));
+           (qp->tx_idx < qp->osq_count || ernic_req_can_fetch(&t));
 }
 
 /*
@@ -690,88 +658,5 @@ void ernic_req_flush_sq(ErnicCore *c, uint32_t qpn)
             break;
         }
     }
-    ernic_sq_update_status(c, qpn);
-}
-
-/* Rewind transmission to the first packet of outstanding entry @from. */
-void ernic_req_retransmit(ErnicCore *c, uint32_t qpn, uint32_t from)
-{
-    ErnicQP *qp = &c->qp[qpn];
-
-    if (from >= qp->osq_count) {
-        return;
-    }
-    trace_ernic_retransmit(qpn, qp->osq[(qp->osq_head + from) %
-                                         ERNIC_OSQ_DEPTH].psn);
-    qp->tx_idx = from;
-    qp->tx_pkt = 0;
-    ernic_req_window_rewound(qp);
-    ernic_count32(c, ERNIC_RETRYCNTSTS);
-    ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
-                     ernic_qp_reg(c, qpn, ERNIC_STATQP) |
-                     ERNIC_STATQP_RETRIED);
-    ernic_sq_doorbell(c, qpn);
-}
-
-void ernic_sq_doorbell(ErnicCore *c, uint32_t qpn)
-{
-    trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
-    /* RESPHNDSTS[16] reads 1 only while no SQ doorbell is outstanding. */
-    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &=
-        ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
-    /*
-     * A QP already pending has the bottom half scheduled or running, or
-     * waits for the backend's resume or the VM's start, which schedule
-     * it. Scheduling it again costs an eventfd write (aio_notify).
-     */
-    if (!test_and_set_bit(qpn, c->sq_pending)) {
-        qemu_bh_schedule(c->sq_bh);
-    }
-}
-
-/*
- * The transmit bottom half: requesters and READ responders of every QP
- * with work, round robin, ERNIC_TX_BUDGET packets per QP and
- * ERNIC_TURN_BUDGET for the whole turn; the next turn starts after the
- * last QP served, so that none waits behind the others for long.
- */
-void ernic_sq_process_pending(void *opaque)
-{
-    ErnicCore *c = opaque;
-    uint32_t n = c->num_qp + 1, k, qpn;
-    unsigned turn = ERNIC_TURN_BUDGET;
-    bool again = false;
-
-    if (!ernic_core_may_run()) {
-        return;
-    }
-    for (k = 0; k < n && turn && !c->tx_blocked; k++) {
-        unsigned budget = ERNIC_TX_BUDGET;
-        bool more;
-
-        qpn = (c->sq_rr + k) % n;
-        if (!test_and_clear_bit(qpn, c->sq_pending)) {
-            continue;
-        }
-        /* Responses first: the peer is waiting on them. */
-        more = ernic_resp_run(c, qpn, &budget);
-        more |= ernic_req_run(c, qpn, &budget);
-        turn -= MIN(turn, ERNIC_TX_BUDGET - budget);
-        /* Held up by the backend: this QP runs again on resume. */
-        if (more || c->tx_blocked) {
-            set_bit(qpn, c->sq_pending);
-        }
-        c->sq_rr = (qpn + 1) % n;
-    }
-    again = find_first_bit(c->sq_pending, n) < n;
-    if (c->tx_blocked) {
-        /* ernic_core_tx_resume() reschedules us. */
-        return;
-    }
-    if (again) {
-        qemu_bh_schedule(c->sq_bh);
-        return;
-    }
-    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |=
-        ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+    ernic_qp_update_status(c, qpn);
 }

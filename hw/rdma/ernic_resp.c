@@ -22,8 +22,6 @@
 /* Coalesced ACKs leave this long after the last unacknowledged request. */
 #define ERNIC_ACK_DELAY_NS      (8 * 1024)
 
-/* The 40-byte IP area before the UDP header of a QP1 RQ buffer. */
-#define ERNIC_GSI_IP_AREA       40
 
 static uint32_t ernic_resp_msn(ErnicCore *c, uint32_t qpn)
 {
@@ -50,7 +48,7 @@ static void ernic_resp_xmit_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
 
     switch (syndrome & IB_AETH_TYPE_MASK) {
     case IB_AETH_ACK:
-        ernic_count16(c, ERNIC_OUTAMPKTCNT, false);
+        ernic_gcsr_count16(c, ERNIC_OUTAMPKTCNT, false);
         break;
     case IB_AETH_RNR_NAK:
         ernic_gcsr_set(c, ERNIC_OUTRNRPKTSTS,
@@ -58,13 +56,13 @@ static void ernic_resp_xmit_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
                         0xffff0000) | (qpn & 0xff));
         break;
     default:
-        ernic_count16(c, ERNIC_OUTNAKPKTCNT, false);
+        ernic_gcsr_count16(c, ERNIC_OUTNAKPKTCNT, false);
         break;
     }
     ernic_gcsr_set(c, ERNIC_LSTOUTPKT, IB_OPC_ACK | (qpn & 0xff) << 8 |
                    (psn & 0xffff) << 16);
     c->qp[qpn].ack_pending = false;
-    ernic_net_xmit(c, qpn, f, end);
+    ernic_link_xmit(c, qpn, f, end);
 }
 
 /*
@@ -109,7 +107,7 @@ static void ernic_resp_fatal(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
     trace_ernic_rx_req_error(qpn, pkt->opcode, pkt->psn, code);
     /* At once: the QP stops, and its READ responses with it. */
     ernic_resp_xmit_ack(c, qpn, nak, pkt->psn, ernic_resp_msn(c, qpn));
-    ernic_net_rx_fatal(c, pkt, synd, qpn, code);
+    ernic_qp_rx_fatal(c, pkt, synd, qpn, code);
 }
 
 /*
@@ -131,14 +129,14 @@ void ernic_resp_ack_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
     ErnicCore *c = qp->core;
-    bool entered = ernic_timer_enter(c);
+    bool entered = ernic_dma_guard_enter(c);
 
     if (qp->ack_pending) {
         ernic_resp_send_ack(c, qp->qpn, IB_AETH_CREDIT_INVALID,
                             ernic_qp_reg(c, qp->qpn, ERNIC_LSTRQREQ) &
                             ERNIC_PSN_MASK);
     }
-    ernic_timer_exit(c, entered);
+    ernic_dma_guard_exit(c, entered);
 }
 
 /* ACK a request per the XRNICCONF[4:3] mode. */
@@ -164,89 +162,7 @@ static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     }
 }
 
-static uint32_t ernic_rq_depth(ErnicCore *c, uint32_t qpn)
-{
-    return ernic_qp_reg(c, qpn, ERNIC_QDEPTH) >> ERNIC_QDEPTH_RQ_SHIFT;
-}
-
-static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
-{
-    return (ernic_qp_reg(c, qpn, ERNIC_QPCONF) >> ERNIC_QPCONF_RQBUFSZ_SHIFT)
-           * 256;
-}
-
-/*
- * Take the RQ buffer at STATRQPIDBi for a new message, sampling its
- * address, size and the RQ depth once (they hold until the message ends,
- * whatever the guest writes meanwhile). False when there is none: the RQ
- * holds depth - 1 buffers, STATRQPIDBi == RQCIi means empty (both modulo
- * the depth; docs/engine.md), and a depth below 2 or a size of 0 means no
- * RQ at all.
- */
-static bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t depth = ernic_rq_depth(c, qpn);
-    uint32_t size = ernic_rq_bufsize(c, qpn);
-    bool wqe = ernic_ext_rx_wqe_on(c, qpn);
-    uint32_t pi, ci;
-
-    if (depth < 2 || (!size && !wqe)) {
-        return false;
-    }
-    pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
-    ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
-    if ((pi + 1) % depth == ci) {
-        return false;
-    }
-    qp->rq_depth = depth;
-    qp->rq_size = size;
-    qp->rq_off = 0;
-    qp->rq_slot = pi;
-    qp->rq_held = true;
-    /* An ERNIC-X receive WQE is a 64-byte slot (docs/extension.md). */
-    qp->rx_wqe = wqe;
-    qp->rx_status = ERNIC_RXMETA_ST_OK;
-    qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                  (uint64_t)pi * (wqe ? ERNIC_RWQE_SIZE : size);
-    return true;
-}
-
-/*
- * The buffer taken by ernic_rq_take() is full: advance STATRQPIDBi, write
- * it to RQWPTRDBADDi and raise the RQ interrupt (PG332 pp.18-19, p.60).
- * False when the doorbell write failed.
- */
-static bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    uint32_t depth = qp->rq_depth;
-    uint32_t pi = (ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) + 1) % depth;
-    uint64_t db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD,
-                                ERNIC_RQWPTRDBADDMSB);
-    uint64_t next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                    (uint64_t)pi * (qp->rx_wqe ? ERNIC_RWQE_SIZE :
-                                                 qp->rq_size);
-    uint8_t buf[4];
-    bool ok = true;
-
-    qp->rq_held = false;
-    ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
-    ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
-    ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
-    trace_ernic_rq_produce(qpn, pi);
-    if (db) {
-        stl_le_p(buf, pi);
-        ok = ernic_dma_write(c, db, buf, sizeof(buf));
-    }
-    if (qpn == ERNIC_QP_GSI) {
-        ernic_core_raise(c, ERNIC_INT_MAD_RECEIVED);
-    }
-    ernic_core_raise_qp(c, ERNIC_INT_RQ_PKT_RECEIVED, qpn);
-    return ok;
-}
-
-static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+static void ernic_resp_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     uint32_t timer = (ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
                       ERNIC_TIMEOUTCONF_RNRTIMER_MASK) >>
@@ -254,9 +170,9 @@ static void ernic_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, ernic_qp_reg(c, qpn, ERNIC_STATQP) |
                      ERNIC_STATQP_RQ_OVFL);
-    ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_RQ_FULL, qpn);
+    ernic_err_rx(c, pkt->frame, pkt->len, ERNIC_SYND_RQ_FULL, qpn);
     ernic_resp_send_ack(c, qpn, IB_AETH_RNR_NAK | timer, pkt->psn);
-    ernic_core_raise(c, ERNIC_INT_RNR_NAK_GENERATED);
+    ernic_irq_raise(c, ERNIC_INT_RNR_NAK_GENERATED);
 }
 
 /* Queue a READ for responses; the caller checked there is room. */
@@ -279,7 +195,7 @@ static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
     r->replay = replay;
 }
 
-static uint32_t ernic_read_npkts(ErnicCore *c, uint32_t qpn, uint32_t len)
+static uint32_t ernic_resp_read_npkts(ErnicCore *c, uint32_t qpn, uint32_t len)
 {
     return len ? DIV_ROUND_UP(len, ernic_qp_pmtu(c, qpn)) : 1;
 }
@@ -294,7 +210,7 @@ static bool ernic_resp_dup_read_ok(ErnicCore *c, uint32_t qpn,
                                    const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t last = pkt->psn + ernic_read_npkts(c, qpn, pkt->dmalen) - 1;
+    uint32_t last = pkt->psn + ernic_resp_read_npkts(c, qpn, pkt->dmalen) - 1;
     int k;
 
     for (k = 0; k < ERNIC_READ_RES; k++) {
@@ -360,7 +276,7 @@ static bool ernic_resp_restart_read(ErnicCore *c, uint32_t qpn, uint32_t psn)
 
         if (d >= 0 && d < (int32_t)r->npkts) {
             r->sent = MIN(r->sent, (uint32_t)d);
-            ernic_sq_doorbell(c, qpn);
+            ernic_up_kick(c, qpn);
             return true;
         }
     }
@@ -410,7 +326,7 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
     ErnicMrAccess mr = { 0 };
 
-    ernic_count16(c, ERNIC_ININVDUPCNT, true);
+    ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
     if (pkt->opcode != IB_OPC_READ_REQUEST) {
         /* Executed already: acknowledge again, up to the newest. */
@@ -436,16 +352,30 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
         return;
     }
     ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, true);
-    ernic_sq_doorbell(c, qpn);
+    ernic_up_kick(c, qpn);
 }
 
 /*
- * PSN check (IBTA 9.7.5.1.1). False when the packet goes no further: a
+ * The states of the responder for one request, as rxe's resp_states; in
+ * this order.
+ */
+typedef enum ErnicRespState {
+    ERNIC_RESP_CHECK_PSN,       /* expected, duplicate, or after a gap */
+    ERNIC_RESP_CHECK_OPCODE,    /* opcode, pad, length, opcode sequence */
+    ERNIC_RESP_EXEC_SEND,       /* into the RQ buffer or receive WQE */
+    ERNIC_RESP_EXEC_WRITE,      /* through the RETH's R_Key */
+    ERNIC_RESP_EXEC_READ,       /* queued for responses */
+    ERNIC_RESP_COMPLETE,        /* LSTRQREQi, MSN, RQ doorbell, ACK */
+    ERNIC_RESP_EXIT,
+} ErnicRespState;
+
+/*
+ * PSN check (IBTA 9.7.5.1.1). The packet goes no further when it is a
  * duplicate (answered), or one after a gap (PG332 Table 2-3 bit 21: one
  * NAK per sequence error).
  */
-static bool ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
-                                 const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
+                                           const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t epsn = (ernic_qp_reg(c, qpn, ERNIC_LSTRQREQ) + 1) &
@@ -454,18 +384,18 @@ static bool ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
 
     if (d < 0) {
         ernic_resp_duplicate(c, qpn, pkt);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if (d > 0) {
-        ernic_net_rx_error(c, pkt->frame, pkt->len, ERNIC_SYND_PSN_SEQ, qpn);
+        ernic_err_rx(c, pkt->frame, pkt->len, ERNIC_SYND_PSN_SEQ, qpn);
         if (!qp->nak_sent) {
             qp->nak_sent = true;
             ernic_resp_send_ack(c, qpn, IB_NAK_PSN_SEQ, epsn);
         }
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     qp->nak_sent = false;
-    return true;
+    return ERNIC_RESP_CHECK_OPCODE;
 }
 
 /*
@@ -473,10 +403,10 @@ static bool ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
  * 16-19, Table 2-4 codes 0x01-0x04, 0x11-0x13). Whether a message is in
  * progress is the responder's own state (qp->rx_msg), never LSTRQREQi's
  * opcode field, which software seeds with differing values
- * (docs/registers.md, "Choices"). False when the packet goes no further.
+ * (docs/registers.md, "Choices").
  */
-static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
-                                    const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
+                                              const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t f = pkt->flags, pmtu = ernic_qp_pmtu(c, qpn), synd = 0;
@@ -487,17 +417,17 @@ static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_UNSUPPORTED_OPCODE,
                          ERNIC_SYND_OPCODE_UNSUPPORTED);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if ((!(f & ERNIC_OPF_LAST) && pkt->padcnt) || pkt->paylen > pmtu) {
         /*
          * Table 2-3 bits 18 and 19: pad on a FIRST or MIDDLE packet, or
          * more than any packet may carry: dropped.
          */
-        ernic_net_rx_error(c, pkt->frame, pkt->len,
-                           !(f & ERNIC_OPF_LAST) && pkt->padcnt ?
+        ernic_err_rx(c, pkt->frame, pkt->len,
+                     !(f & ERNIC_OPF_LAST) && pkt->padcnt ?
                            ERNIC_SYND_PAD : ERNIC_SYND_PMTU, qpn);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if (qp->rx_msg == ERNIC_RX_SEND ? !(f & ERNIC_OPF_SEND) ||
                                       (f & ERNIC_OPF_FIRST) :
@@ -509,7 +439,8 @@ static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
         synd |= ERNIC_SYND_PMTU;
     }
     if (!synd) {
-        return true;
+        return (f & ERNIC_OPF_SEND) ? ERNIC_RESP_EXEC_SEND :
+               is_write ? ERNIC_RESP_EXEC_WRITE : ERNIC_RESP_EXEC_READ;
     }
     /* Table 2-4 has a code for each and for both, SEND and WRITE apart. */
     w = is_write || qp->rx_msg == ERNIC_RX_WRITE;
@@ -522,7 +453,7 @@ static bool ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
                    ERNIC_FATAL_OPCODE_SEQ_AND_LENGTH;
     }
     ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, synd);
-    return false;
+    return ERNIC_RESP_EXIT;
 }
 
 /*
@@ -536,7 +467,7 @@ static void ernic_resp_rx_error(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
 
     qp->rx_status = status;
-    if (ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, qp->rq_off)) {
+    if (ernic_rq_meta(c, qpn, qp->rq_slot, pkt, qp->rq_off)) {
         ernic_rq_produce(c, qpn);
     }
     if (status == ERNIC_RXMETA_ST_LEN) {
@@ -555,13 +486,13 @@ static bool ernic_resp_take_slot(ErnicCore *c, uint32_t qpn,
     ErnicQP *qp = &c->qp[qpn];
 
     if (!ernic_rq_take(c, qpn)) {
-        ernic_rnr_nak(c, qpn, pkt);
+        ernic_resp_rnr_nak(c, qpn, pkt);
         return false;
     }
     if (!qp->rx_wqe) {
         return true;
     }
-    if (!ernic_ext_rx_take(c, qpn, qp->rq_addr)) {
+    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
         ernic_resp_dma_fault(c, qpn, pkt, "a receive WQE");
         return false;
     }
@@ -573,15 +504,15 @@ static bool ernic_resp_take_slot(ErnicCore *c, uint32_t qpn,
 }
 
 /* A SEND packet into the RQ buffer taken by its FIRST packet. */
-static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
-                                 const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
+                                           const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t code;
     bool ok;
 
     if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_resp_take_slot(c, qpn, pkt)) {
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if (pkt->paylen > qp->rq_size - qp->rq_off) {
         /* Longer than an RQ buffer (docs/engine.md) or its WQE's SGEs. */
@@ -591,31 +522,31 @@ static bool ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                              ERNIC_FATAL_LENGTH, 0);
         }
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     code = (pkt->flags & ERNIC_OPF_IETH) ?
            ernic_ext_remote_inv(c, qpn, pkt->imm) : 0;
     if (code) {
         /* IBTA 9.4.1.2.2: an IETH naming no key to invalidate. */
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, 0);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
-    ok = qp->rx_wqe ? ernic_ext_rx_write(c, qpn, qp->rq_off, pkt->payload,
+    ok = qp->rx_wqe ? ernic_rq_wqe_write(c, qpn, qp->rq_off, pkt->payload,
                                          pkt->paylen) :
                       ernic_dma_write(c, qp->rq_addr + qp->rq_off,
                                       pkt->payload, pkt->paylen);
     if (!ok) {
         ernic_resp_dma_fault(c, qpn, pkt, "SEND data");
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     qp->rq_off += pkt->paylen;
-    ernic_count16(c, ERNIC_INSRRPKTCNT, false);
-    return true;
+    ernic_gcsr_count16(c, ERNIC_INSRRPKTCNT, false);
+    return ERNIC_RESP_COMPLETE;
 }
 
 /* A WRITE packet, checked against the RETH of its FIRST packet. */
-static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
-                                  const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
+                                            const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t code;
@@ -627,8 +558,8 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
      */
     if ((pkt->flags & ERNIC_OPF_LAST) && (pkt->flags & ERNIC_OPF_IMM) &&
         ernic_ext_rx_meta_on(c, qpn) && !ernic_rq_take(c, qpn)) {
-        ernic_rnr_nak(c, qpn, pkt);
-        return false;
+        ernic_resp_rnr_nak(c, qpn, pkt);
+        return ERNIC_RESP_EXIT;
     }
     if (pkt->flags & ERNIC_OPF_FIRST) {
         qp->wr_left = pkt->dmalen;
@@ -639,7 +570,7 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
                                    true, &qp->wr_mr) : 0;
         if (code) {
             ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
-            return false;
+            return ERNIC_RESP_EXIT;
         }
     }
     if (pkt->paylen > qp->wr_left ||
@@ -647,24 +578,24 @@ static bool ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
         /* The packets do not add up to the RETH DMA length. */
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_WRITE_LENGTH, 0);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if (!ernic_mr_write(c, &qp->wr_mr, qp->wr_off, pkt->payload,
                         pkt->paylen)) {
         ernic_resp_dma_fault(c, qpn, pkt, "WRITE data");
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     qp->wr_off += pkt->paylen;
     qp->wr_left -= pkt->paylen;
-    return true;
+    return ERNIC_RESP_COMPLETE;
 }
 
 /*
  * A READ request: checked, queued for responses (its MSN is set once it
  * has taken one, ernic_resp_done()) and remembered for duplicates.
  */
-static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
-                                 const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
+                                           const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicReadHist *h;
@@ -676,30 +607,31 @@ static bool ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
                        : 0;
     if (code) {
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     if (qp->rd_count == ERNIC_READ_RES && !ernic_resp_evict_replay(c, qpn)) {
         /* PG332 p.22: outstanding READ queue full. */
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
                          ERNIC_FATAL_READ_RESOURCES, 0);
-        return false;
+        return ERNIC_RESP_EXIT;
     }
     ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, false);
     h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
     h->psn = pkt->psn;
     h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
-    return true;
+    return ERNIC_RESP_COMPLETE;
 }
 
 /* After a request was executed: LSTRQREQi, MSN, RQ doorbell, ACK. */
-static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
+                                      const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
     uint32_t f = pkt->flags, last_psn = pkt->psn;
 
     if (f & ERNIC_OPF_READ) {
         /* A READ request stands for the PSNs of all its responses. */
-        last_psn += ernic_read_npkts(c, qpn, pkt->dmalen) - 1;
+        last_psn += ernic_resp_read_npkts(c, qpn, pkt->dmalen) - 1;
     }
     ernic_qp_set_reg(c, qpn, ERNIC_LSTRQREQ,
                      (last_psn & ERNIC_PSN_MASK) |
@@ -707,7 +639,7 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     if (!(f & ERNIC_OPF_LAST)) {
         qp->rx_msg = (f & ERNIC_OPF_SEND) ? ERNIC_RX_SEND : ERNIC_RX_WRITE;
         ernic_resp_ack(c, qpn, pkt);
-        return;
+        return ERNIC_RESP_EXIT;
     }
     qp->rx_msg = ERNIC_RX_IDLE;
     /* Each message, READ requests included, takes an MSN. */
@@ -733,20 +665,29 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         /* The message's RQ slot: its metadata, then STATRQPIDBi. */
         uint32_t len = (f & ERNIC_OPF_SEND) ? qp->rq_off : qp->wr_off;
 
-        if (!ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, len) ||
+        if (!ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len) ||
             !ernic_rq_produce(c, qpn)) {
             ernic_resp_dma_fault(c, qpn, pkt, "the RQ doorbell");
-            return;
+            return ERNIC_RESP_EXIT;
         }
     }
     if (f & ERNIC_OPF_READ) {
         qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].msn =
             ernic_resp_msn(c, qpn);
-        ernic_sq_doorbell(c, qpn);
-        return;
+        ernic_up_kick(c, qpn);
+        return ERNIC_RESP_EXIT;
     }
     ernic_resp_ack(c, qpn, pkt);
+    return ERNIC_RESP_EXIT;
 }
+
+/* The step of each state but ERNIC_RESP_EXIT, in ErnicRespState's order. */
+static ErnicRespState (*const ernic_resp_steps[])(ErnicCore *c, uint32_t qpn,
+                                                  const ErnicPkt *pkt) = {
+    ernic_resp_check_psn, ernic_resp_check_opcode, ernic_resp_exec_send,
+    ernic_resp_exec_write, ernic_resp_exec_read, ernic_resp_done,
+};
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_resp_steps) != ERNIC_RESP_EXIT);
 
 /*
  * A request packet for an enabled QP: checks, each of which may end it
@@ -754,27 +695,15 @@ static void ernic_resp_done(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
  */
 void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
-    uint32_t f = pkt->flags;
-    bool ok;
+    ErnicRespState s = ERNIC_RESP_CHECK_PSN;
 
-    if (!ernic_resp_check_psn(c, qpn, pkt) ||
-        !ernic_resp_check_opcode(c, qpn, pkt)) {
-        return;
-    }
-    if (f & ERNIC_OPF_SEND) {
-        ok = ernic_resp_exec_send(c, qpn, pkt);
-    } else if (f & ERNIC_OPF_WRITE) {
-        ok = ernic_resp_exec_write(c, qpn, pkt);
-    } else {
-        ok = ernic_resp_exec_read(c, qpn, pkt);
-    }
-    if (ok) {
-        ernic_resp_done(c, qpn, pkt);
+    while (s != ERNIC_RESP_EXIT) {
+        s = ernic_resp_steps[s](c, qpn, pkt);
     }
 }
 
 /* The BTH opcode of READ response @i of @r. */
-static uint8_t ernic_read_resp_opcode(const ErnicReadRes *r, uint32_t i)
+static uint8_t ernic_resp_read_opcode(const ErnicReadRes *r, uint32_t i)
 {
     if (r->npkts == 1) {
         return IB_OPC_READ_RESP_ONLY;
@@ -799,8 +728,8 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
         ErnicReadRes *r = &qp->rd[qp->rd_head];
         uint32_t i = r->sent, off = i * r->pmtu;
         uint32_t paylen = MIN(r->pmtu, r->len - off);
-        uint8_t opcode = ernic_read_resp_opcode(r, i);
-        bool aeth = ernic_opcode_flags(opcode) & ERNIC_OPF_AETH;
+        uint8_t opcode = ernic_resp_read_opcode(r, i);
+        bool aeth = ernic_wire_opcode_flags(opcode) & ERNIC_OPF_AETH;
         size_t end;
         ErnicPath path;
 
@@ -815,18 +744,17 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
         if (!ernic_mr_read(c, &r->mr, off, f + end, paylen)) {
             /* Nothing of the region is sent; the NAK takes its place. */
             trace_ernic_qp_dma_fault(qpn, "READ source data");
-            qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u DMA of READ source "
-                          "data failed: FATAL\n", qpn);
             ernic_resp_xmit_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i,
                                 r->msn);
-            ernic_qp_fatal(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER);
+            ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER,
+                              "DMA of READ source data failed: FATAL");
             break;
         }
         end = ernic_wire_finish(f, end + paylen, paylen, path.ipv6);
         trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
                                  paylen);
-        ernic_count32(c, ERNIC_OUTRDRSPPKTCNT);
-        ernic_net_xmit(c, qpn, f, end);
+        ernic_gcsr_count32(c, ERNIC_OUTRDRSPPKTCNT);
+        ernic_link_xmit(c, qpn, f, end);
         if (++r->sent == r->npkts) {
             qp->rd_head = (qp->rd_head + 1) % ERNIC_READ_RES;
             qp->rd_count--;
@@ -857,19 +785,19 @@ static bool ernic_resp_gsi_place(ErnicCore *c, const ErnicPkt *pkt,
     uint32_t qpn = ERNIC_QP_GSI;
     uint32_t len = ERNIC_GSI_IP_AREA + pkt->paylen;
 
-    if (!ernic_ext_rx_take(c, qpn, qp->rq_addr)) {
+    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
         return false;
     }
     if (!qp->rx_status && len > qp->rq_size) {
         qp->rx_status = ERNIC_RXMETA_ST_LEN;
     }
     if (!qp->rx_status &&
-        (!ernic_ext_rx_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
-         !ernic_ext_rx_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
-                             pkt->paylen))) {
+        (!ernic_rq_wqe_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
+         !ernic_rq_wqe_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
+                         pkt->paylen))) {
         return false;
     }
-    return ernic_ext_rx_meta(c, qpn, qp->rq_slot, pkt, len);
+    return ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len);
 }
 
 /* PG332's QP1 RQ buffer: the IP area, then UDP to the end of the MAD. */
@@ -902,7 +830,7 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
     if (pkt->opcode != IB_OPC_UD_SEND_ONLY || !ernic_rq_take(c, qpn) ||
         (!qp->rx_wqe && ERNIC_GSI_IP_AREA + rest > qp->rq_size)) {
         trace_ernic_rx_drop_resp(qpn, pkt->opcode, pkt->psn);
-        ernic_count16(c, ERNIC_INALLDRPPKTCNT, true);
+        ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
     memcpy(area + ERNIC_GSI_IP_AREA - iphl, pkt->frame + pkt->l3, iphl);
@@ -911,7 +839,7 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
         trace_ernic_qp_dma_fault(qpn, "a MAD");
         return;
     }
-    ernic_count16(c, ERNIC_INAMPKTCNT, true);
+    ernic_gcsr_count16(c, ERNIC_INAMPKTCNT, true);
     if (!ernic_rq_produce(c, qpn)) {
         trace_ernic_qp_dma_fault(qpn, "the RQ doorbell");
     }

@@ -1,9 +1,10 @@
 /*
- * ERNIC-X user QPs (docs/extension.md, "User QPs"): a doorbell page per
- * QP that holds its SQPIi and RQCIi and nothing else, so that a driver
- * may map it into the process owning the QP, and the rule that such a
- * QP names memory only through keys of its PD. Neither is PG332: with
- * EXTCTRL.UDB off the doorbell BAR reads 0 and ignores writes.
+ * ERNIC-X user doorbell pages (docs/extension.md, "User QPs"): BAR3, a
+ * page per QP that holds its SQPIi and RQCIi and nothing else, so that a
+ * driver may map it into the process owning the QP. A write there is
+ * the same write to the QP's register. Not PG332: with EXTCTRL.UDB off
+ * the doorbell BAR reads 0 and ignores writes. The rule that a user QP
+ * names memory only through keys is ernic_ext.c's.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -12,42 +13,6 @@
 #include "qemu/log.h"
 #include "ernic_core.h"
 #include "trace.h"
-
-/*
- * The features this device has: the doorbell BAR exists only with the
- * PG332 layout (RecoNIC's BARs are its shell's, docs/boards.md).
- */
-uint32_t ernic_ext_features(bool reconic)
-{
-    return reconic ? ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB : ERNIC_EXT_F_ALL;
-}
-
-/* Is QP @qpn a user QP, whose WQEs may come from an untrusted process? */
-bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn)
-{
-    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_UDB) &&
-           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
-            ERNIC_EXTQPCONF_USER);
-}
-
-/*
- * May user QP @qpn execute WQE @e, whose SGE count is @nsge? Only what
- * names memory through keys (checked when the SGEs are taken), or needs
- * no local memory: a zero-length message, or a SEND from SDATA. Never a
- * fast registration, which names a page list by bus address.
- */
-bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
-                           uint8_t nsge)
-{
-    if (!ernic_ext_user_qp(c, qpn)) {
-        return true;
-    }
-    if (e->opcode == ERNIC_OP_REG_MR || e->opcode == ERNIC_OP_LOCAL_INV) {
-        return false;
-    }
-    return nsge || !e->len ||
-           (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX);
-}
 
 /*
  * The page of QP @qpn at @addr of the doorbell BAR, if it decodes: the

@@ -78,13 +78,13 @@ static const VMStateDescription ernic_vmstate_osq = {
     },
 };
 
-static bool ernic_vm_replay_needed(void *opaque)
+static bool ernic_vmstate_replay_needed(void *opaque)
 {
     return ((ErnicReadRes *)opaque)->replay;
 }
 
 /* Without the subsection a resource is a first request. */
-static int ernic_vm_read_res_pre_load(void *opaque)
+static int ernic_vmstate_read_res_pre_load(void *opaque)
 {
     ((ErnicReadRes *)opaque)->replay = false;
     return 0;
@@ -95,7 +95,7 @@ static const VMStateDescription ernic_vmstate_read_replay = {
     .name = "ernic/read-res/replay",
     .version_id = 1,
     .minimum_version_id = 1,
-    .needed = ernic_vm_replay_needed,
+    .needed = ernic_vmstate_replay_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_BOOL(replay, ErnicReadRes),
         VMSTATE_END_OF_LIST()
@@ -107,7 +107,7 @@ static const VMStateDescription ernic_vmstate_read_res = {
     .name = "ernic/read-res",
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_load = ernic_vm_read_res_pre_load,
+    .pre_load = ernic_vmstate_read_res_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(psn, ErnicReadRes),
         VMSTATE_UINT32(npkts, ErnicReadRes),
@@ -136,7 +136,7 @@ static const VMStateDescription ernic_vmstate_read_hist = {
     },
 };
 
-static bool ernic_vm_qp_ext_needed(void *opaque)
+static bool ernic_vmstate_qp_ext_needed(void *opaque)
 {
     ErnicQP *qp = opaque;
 
@@ -148,7 +148,7 @@ static const VMStateDescription ernic_vmstate_qp_ext = {
     .name = "ernic/qp/ext",
     .version_id = 1,
     .minimum_version_id = 1,
-    .needed = ernic_vm_qp_ext_needed,
+    .needed = ernic_vmstate_qp_ext_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32_ARRAY(ext_regs, ErnicQP, ERNIC_EXT_QP_WORDS),
         VMSTATE_END_OF_LIST()
@@ -237,7 +237,7 @@ static const VMStateDescription ernic_vmstate_ext_mr = {
     },
 };
 
-static bool ernic_vm_ext_needed(void *opaque)
+static bool ernic_vmstate_ext_needed(void *opaque)
 {
     ErnicCore *c = opaque;
 
@@ -249,7 +249,7 @@ static const VMStateDescription ernic_vmstate_ext = {
     .name = "ernic/core/ext",
     .version_id = 1,
     .minimum_version_id = 1,
-    .needed = ernic_vm_ext_needed,
+    .needed = ernic_vmstate_ext_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32_ARRAY(ext_regs, ErnicCore, ERNIC_EXT_WORDS),
         VMSTATE_STRUCT_VARRAY_POINTER_UINT32(mrt, ErnicCore, mr_entries,
@@ -263,8 +263,8 @@ static const VMStateDescription ernic_vmstate_ext = {
  * lo_queue: a count, then each frame as a length and its bytes. Loaded
  * frames are bounded like the net layer bounds a received one.
  */
-static int ernic_vm_lo_put(QEMUFile *f, void *pv, size_t size,
-                           const VMStateField *field, JSONWriter *vmdesc)
+static int ernic_vmstate_lo_put(QEMUFile *f, void *pv, size_t size,
+                                const VMStateField *field, JSONWriter *vmdesc)
 {
     GQueue *q = pv;
 
@@ -278,8 +278,8 @@ static int ernic_vm_lo_put(QEMUFile *f, void *pv, size_t size,
     return 0;
 }
 
-static int ernic_vm_lo_get(QEMUFile *f, void *pv, size_t size,
-                           const VMStateField *field)
+static int ernic_vmstate_lo_get(QEMUFile *f, void *pv, size_t size,
+                                const VMStateField *field)
 {
     ErnicCore *c = container_of(pv, ErnicCore, lo_queue);
     uint32_t n = qemu_get_be32(f), len;
@@ -299,18 +299,18 @@ static int ernic_vm_lo_get(QEMUFile *f, void *pv, size_t size,
             return -EINVAL;
         }
         qemu_get_buffer(f, buf, len);
-        ernic_net_defer(c, buf, len);
+        ernic_link_defer(c, buf, len);
     }
     return qemu_file_get_error(f);
 }
 
 static const VMStateInfo ernic_vm_lo_info = {
     .name = "ernic-lo-queue",
-    .get = ernic_vm_lo_get,
-    .put = ernic_vm_lo_put,
+    .get = ernic_vmstate_lo_get,
+    .put = ernic_vmstate_lo_put,
 };
 
-static bool ernic_vm_lo_needed(void *opaque)
+static bool ernic_vmstate_lo_needed(void *opaque)
 {
     ErnicCore *c = opaque;
 
@@ -322,7 +322,7 @@ static const VMStateDescription ernic_vmstate_lo = {
     .name = "ernic/core/loopback",
     .version_id = 1,
     .minimum_version_id = 1,
-    .needed = ernic_vm_lo_needed,
+    .needed = ernic_vmstate_lo_needed,
     .fields = (const VMStateField[]) {
         {
             .name = "lo_queue",
@@ -339,22 +339,22 @@ static const VMStateDescription ernic_vmstate_lo = {
 /*
  * Checks of loaded state. Each returns NULL, or what is out of range.
  */
-static bool ernic_vm_pmtu_ok(uint32_t pmtu)
+static bool ernic_vmstate_pmtu_ok(uint32_t pmtu)
 {
     return pmtu >= 256 && pmtu <= 4096 && is_power_of_2(pmtu);
 }
 
 /* A paged access is shifted by its page size: only 12..30 exist. */
-static bool ernic_vm_access_ok(const ErnicMrAccess *a)
+static bool ernic_vmstate_access_ok(const ErnicMrAccess *a)
 {
     return !a->paged || (a->shift >= ERNIC_MR_PAGE_SHIFT_MIN &&
                          a->shift <= ERNIC_MR_PAGE_SHIFT_MAX);
 }
 
-static bool ernic_vm_sges_ok(const ErnicSge *sge, unsigned n)
+static bool ernic_vmstate_sges_ok(const ErnicSge *sge, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
-        if (!ernic_vm_access_ok(&sge[i].a)) {
+        if (!ernic_vmstate_access_ok(&sge[i].a)) {
             return false;
         }
     }
@@ -362,23 +362,23 @@ static bool ernic_vm_sges_ok(const ErnicSge *sge, unsigned n)
 }
 
 /* Packets of a message, as segmentation fixed them (ernic_req.c). */
-static bool ernic_vm_npkts_ok(uint32_t len, uint32_t pmtu, uint32_t npkts)
+static bool ernic_vmstate_npkts_ok(uint32_t len, uint32_t pmtu, uint32_t npkts)
 {
     if (!pmtu) {
         /* QP1, fast registration and reserved-opcode WQEs. */
         return npkts <= 1;
     }
-    return ernic_vm_pmtu_ok(pmtu) &&
+    return ernic_vmstate_pmtu_ok(pmtu) &&
            npkts == (len ? DIV_ROUND_UP(len, pmtu) : 1);
 }
 
-static const char *ernic_vm_osq_bad(const ErnicOsq *e)
+static const char *ernic_vmstate_osq_bad(const ErnicOsq *e)
 {
-    if (e->len > ERNIC_WQE_LEN_MAX ||
-        !ernic_vm_npkts_ok(e->len, e->pmtu, e->npkts)) {
+    if (e->len > ERNIC_MAX_MSG_SIZE ||
+        !ernic_vmstate_npkts_ok(e->len, e->pmtu, e->npkts)) {
         return "outstanding WQE length or packet count";
     }
-    if (e->nsge > ERNIC_XWQE_SGES || !ernic_vm_sges_ok(e->sge, e->nsge)) {
+    if (e->nsge > ERNIC_XWQE_SGES || !ernic_vmstate_sges_ok(e->sge, e->nsge)) {
         return "outstanding WQE SGE";
     }
     if (e->read_pkts > e->npkts || e->read_base > e->npkts ||
@@ -388,7 +388,7 @@ static const char *ernic_vm_osq_bad(const ErnicOsq *e)
     return NULL;
 }
 
-static const char *ernic_vm_requester_bad(const ErnicQP *qp)
+static const char *ernic_vmstate_requester_bad(const ErnicQP *qp)
 {
     const ErnicOsq *e;
 
@@ -397,8 +397,8 @@ static const char *ernic_vm_requester_bad(const ErnicQP *qp)
         return "outstanding queue index or count";
     }
     for (uint32_t i = 0; i < qp->osq_count; i++) {
-        const char *bad =
-            ernic_vm_osq_bad(&qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH]);
+        const ErnicOsq *o = &qp->osq[(qp->osq_head + i) % ERNIC_OSQ_DEPTH];
+        const char *bad = ernic_vmstate_osq_bad(o);
 
         if (bad) {
             return bad;
@@ -415,7 +415,7 @@ static const char *ernic_vm_requester_bad(const ErnicQP *qp)
     return NULL;
 }
 
-static const char *ernic_vm_responder_bad(const ErnicQP *qp)
+static const char *ernic_vmstate_responder_bad(const ErnicQP *qp)
 {
     if (qp->rx_msg > ERNIC_RX_WRITE) {
         return "responder message state";
@@ -423,8 +423,8 @@ static const char *ernic_vm_responder_bad(const ErnicQP *qp)
     if (qp->rq_off > qp->rq_size) {
         return "RQ buffer offset";
     }
-    if (!ernic_vm_sges_ok(qp->rx_sge, ERNIC_RWQE_SGES) ||
-        !ernic_vm_access_ok(&qp->wr_mr)) {
+    if (!ernic_vmstate_sges_ok(qp->rx_sge, ERNIC_RWQE_SGES) ||
+        !ernic_vmstate_access_ok(&qp->wr_mr)) {
         return "receive or WRITE target page size";
     }
     if (qp->rd_head >= ERNIC_READ_RES || qp->rd_count > ERNIC_READ_RES) {
@@ -433,16 +433,16 @@ static const char *ernic_vm_responder_bad(const ErnicQP *qp)
     for (uint32_t i = 0; i < qp->rd_count; i++) {
         const ErnicReadRes *r = &qp->rd[(qp->rd_head + i) % ERNIC_READ_RES];
 
-        if (!ernic_vm_pmtu_ok(r->pmtu) ||
-            !ernic_vm_npkts_ok(r->len, r->pmtu, r->npkts) ||
-            r->sent > r->npkts || !ernic_vm_access_ok(&r->mr)) {
+        if (!ernic_vmstate_pmtu_ok(r->pmtu) ||
+            !ernic_vmstate_npkts_ok(r->len, r->pmtu, r->npkts) ||
+            r->sent > r->npkts || !ernic_vmstate_access_ok(&r->mr)) {
             return "READ resource";
         }
     }
     return NULL;
 }
 
-static const char *ernic_vm_core_bad(const ErnicCore *c)
+static const char *ernic_vmstate_core_bad(const ErnicCore *c)
 {
     if (c->immdt_head >= ERNIC_IMMDT_FIFO ||
         c->immdt_count > ERNIC_IMMDT_FIFO ||
@@ -461,18 +461,18 @@ static const char *ernic_vm_core_bad(const ErnicCore *c)
 }
 
 /* A load starts from an empty loopback queue (loadvm without a reset). */
-static int ernic_vm_pre_load(void *opaque)
+static int ernic_vmstate_pre_load(void *opaque)
 {
     ErnicCore *c = opaque;
 
-    ernic_net_reset(c);
+    ernic_link_reset(c);
     return 0;
 }
 
-static int ernic_vm_post_load(void *opaque, int version_id)
+static int ernic_vmstate_post_load(void *opaque, int version_id)
 {
     ErnicCore *c = opaque;
-    const char *bad = ernic_vm_core_bad(c);
+    const char *bad = ernic_vmstate_core_bad(c);
     uint32_t qpn;
 
     if (bad) {
@@ -480,8 +480,8 @@ static int ernic_vm_post_load(void *opaque, int version_id)
         return -EINVAL;
     }
     for (qpn = 1; qpn <= c->num_qp; qpn++) {
-        bad = ernic_vm_requester_bad(&c->qp[qpn]);
-        bad = bad ? bad : ernic_vm_responder_bad(&c->qp[qpn]);
+        bad = ernic_vmstate_requester_bad(&c->qp[qpn]);
+        bad = bad ? bad : ernic_vmstate_responder_bad(&c->qp[qpn]);
         if (bad) {
             error_report("ernic: migration stream refused: QP%" PRIu32
                          " %s out of range", qpn, bad);
@@ -499,8 +499,8 @@ static int ernic_vm_post_load(void *opaque, int version_id)
         c->qp[qpn].state = ernic_qp_state(c, qpn);
         c->qp[qpn].db_warned = false;
         /* Not migrated: the link is a new one too. */
-        ernic_req_window_reset(&c->qp[qpn]);
-        ernic_req_window_rewound(&c->qp[qpn]);
+        ernic_txw_reset(&c->qp[qpn]);
+        ernic_txw_rewound(&c->qp[qpn]);
         set_bit(qpn, c->sq_pending);
     }
     trace_ernic_vm_loaded(c->num_qp, g_queue_get_length(&c->lo_queue));
@@ -516,8 +516,8 @@ const VMStateDescription ernic_vmstate_core = {
     .name = "ernic/core",
     .version_id = 1,
     .minimum_version_id = 1,
-    .pre_load = ernic_vm_pre_load,
-    .post_load = ernic_vm_post_load,
+    .pre_load = ernic_vmstate_pre_load,
+    .post_load = ernic_vmstate_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32_EQUAL(num_qp, ErnicCore,
                              " (num-qp must be the same on both sides)"),

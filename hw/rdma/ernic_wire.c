@@ -55,7 +55,7 @@ static const uint32_t ernic_opcode_table[256] = {
                                                 ERNIC_OPF_IMM)),
 };
 
-uint32_t ernic_opcode_flags(uint8_t opcode)
+uint32_t ernic_wire_opcode_flags(uint8_t opcode)
 {
     return ernic_opcode_table[opcode];
 }
@@ -119,7 +119,7 @@ size_t ernic_wire_build(uint8_t *f, const ErnicPath *p, uint8_t opcode,
     return bth + ERNIC_BTH_LEN - f;
 }
 
-uint32_t ernic_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
+uint32_t ernic_wire_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
 {
     size_t iphl = ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t hl = iphl + ERNIC_UDP_HLEN + ERNIC_BTH_LEN;
@@ -157,8 +157,8 @@ size_t ernic_wire_finish(uint8_t *f, size_t end, uint32_t paylen, bool ipv6)
 
     memset(f + end, 0, pad);
     end += pad;
-    stl_le_p(f + end, ernic_icrc(f, ERNIC_ETH_HLEN, end + ERNIC_ICRC_LEN,
-                                 ipv6));
+    stl_le_p(f + end, ernic_wire_icrc(f, ERNIC_ETH_HLEN, end + ERNIC_ICRC_LEN,
+                                      ipv6));
     return end + ERNIC_ICRC_LEN;
 }
 
@@ -174,8 +174,8 @@ void ernic_wire_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
     stl_be_p(p, ((uint32_t)syndrome << 24) | (msn & ERNIC_PSN_MASK));
 }
 
-static uint32_t ernic_parse_ip(const uint8_t *f, size_t len, ErnicPkt *pkt,
-                               size_t *l4)
+static uint32_t ernic_wire_parse_ip(const uint8_t *f, size_t len, ErnicPkt *pkt,
+                                    size_t *l4)
 {
     const uint8_t *ip = f + pkt->l3;
     uint32_t synd = 0;
@@ -221,18 +221,16 @@ static uint32_t ernic_parse_ip(const uint8_t *f, size_t len, ErnicPkt *pkt,
     return synd;
 }
 
-uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
-                          bool *is_roce)
+/*
+ * Whether @f is RoCEv2: IPv4 or IPv6, UDP to port 4791; anything else
+ * goes to the Ethernet path. Sets pkt->ipv6 and pkt->l3.
+ */
+static bool ernic_wire_is_roce(const uint8_t *f, size_t len, ErnicPkt *pkt)
 {
-    const uint8_t *udp, *bth, *ext;
-    uint32_t synd, ext_len;
-    size_t l4, udp_len, end;
+    size_t ihl;
 
-    memset(pkt, 0, sizeof(*pkt));
-    pkt->frame = f;
-    *is_roce = false;
     if (len < ERNIC_ETH_HLEN) {
-        return 0;
+        return false;
     }
     switch (lduw_be_p(f + 12)) {
     case ETH_P_IP:
@@ -241,48 +239,30 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
         pkt->ipv6 = true;
         break;
     default:
-        return 0;
+        return false;
     }
     pkt->l3 = ERNIC_ETH_HLEN;
-    /* Only UDP to port 4791 is RoCEv2; anything else is non-RoCE. */
     if (pkt->ipv6) {
-        if (len < pkt->l3 + ERNIC_IPV6_HLEN + ERNIC_UDP_HLEN ||
-            f[pkt->l3 + 6] != IP_PROTO_UDP ||
-            lduw_be_p(f + pkt->l3 + ERNIC_IPV6_HLEN + 2) !=
-            ERNIC_ROCE_UDP_PORT) {
-            return 0;
-        }
-    } else {
-        size_t ihl;
+        return len >= pkt->l3 + ERNIC_IPV6_HLEN + ERNIC_UDP_HLEN &&
+               f[pkt->l3 + 6] == IP_PROTO_UDP &&
+               lduw_be_p(f + pkt->l3 + ERNIC_IPV6_HLEN + 2) ==
+               ERNIC_ROCE_UDP_PORT;
+    }
+    /* The IHL byte is read only once the frame is known to hold it. */
+    if (len < pkt->l3 + ERNIC_IPV4_HLEN) {
+        return false;
+    }
+    ihl = (f[pkt->l3] & 0xf) * 4;
+    return len >= pkt->l3 + ihl + ERNIC_UDP_HLEN && ihl >= ERNIC_IPV4_HLEN &&
+           f[pkt->l3 + 9] == IP_PROTO_UDP &&
+           lduw_be_p(f + pkt->l3 + ihl + 2) == ERNIC_ROCE_UDP_PORT;
+}
 
-        /* The IHL byte is read only once the frame is known to hold it. */
-        if (len < pkt->l3 + ERNIC_IPV4_HLEN) {
-            return 0;
-        }
-        ihl = (f[pkt->l3] & 0xf) * 4;
-        if (len < pkt->l3 + ihl + ERNIC_UDP_HLEN || ihl < ERNIC_IPV4_HLEN ||
-            f[pkt->l3 + 9] != IP_PROTO_UDP ||
-            lduw_be_p(f + pkt->l3 + ihl + 2) != ERNIC_ROCE_UDP_PORT) {
-            return 0;
-        }
-    }
-    *is_roce = true;
+/* The BTH at @bth (IBTA 9.2). */
+static void ernic_wire_parse_bth(const uint8_t *f, ErnicPkt *pkt)
+{
+    const uint8_t *bth = f + pkt->bth;
 
-    synd = ernic_parse_ip(f, len, pkt, &l4);
-    if (synd & (ERNIC_SYND_IPV4_IHL | ERNIC_SYND_IP_LEN)) {
-        return synd;
-    }
-    /* Trailing Ethernet padding after the IP datagram is not ours. */
-    end = pkt->ipv6 ? len : pkt->l3 + lduw_be_p(f + pkt->l3 + 2);
-    udp = f + l4;
-    udp_len = lduw_be_p(udp + 4);
-    if (l4 + udp_len != end ||
-        udp_len < ERNIC_UDP_HLEN + ERNIC_BTH_LEN + ERNIC_ICRC_LEN) {
-        return synd | ERNIC_SYND_UDP_LEN;
-    }
-    pkt->len = end;
-    pkt->bth = l4 + ERNIC_UDP_HLEN;
-    bth = f + pkt->bth;
     pkt->opcode = bth[0];
     pkt->padcnt = (bth[1] & IB_BTH_PAD_MASK) >> IB_BTH_PAD_SHIFT;
     pkt->tver = bth[1] & IB_BTH_TVER_MASK;
@@ -290,19 +270,15 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     pkt->dqpn = ldl_be_p(bth + 4) & ERNIC_QPN_MASK;
     pkt->psn = ldl_be_p(bth + 8) & ERNIC_PSN_MASK;
     pkt->ackreq = ldl_be_p(bth + 8) & IB_BTH_ACKREQ;
-    pkt->flags = ernic_opcode_flags(pkt->opcode);
+    pkt->flags = ernic_wire_opcode_flags(pkt->opcode);
+}
 
-    if (pkt->tver != 0) {
-        synd |= ERNIC_SYND_BTH_TVER;
-    }
-
-    /* Extension headers; an unknown opcode has none we can parse. */
-    ext = bth + ERNIC_BTH_LEN;
-    ext_len = ernic_wire_ext_len(pkt->flags);
-    if (pkt->bth + ERNIC_BTH_LEN + ext_len + pkt->padcnt + ERNIC_ICRC_LEN >
-        end) {
-        return synd | ERNIC_SYND_PMTU;
-    }
+/*
+ * The extension headers the opcode's flags name, from @ext on (the
+ * caller checked they fit); returns where the payload starts.
+ */
+static const uint8_t *ernic_wire_parse_ext(const uint8_t *ext, ErnicPkt *pkt)
+{
     if (pkt->flags & ERNIC_OPF_DETH) {
         pkt->deth_qkey = ldl_be_p(ext);
         pkt->deth_sqpn = ldl_be_p(ext + 4) & ERNIC_QPN_MASK;
@@ -326,6 +302,46 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     if (pkt->flags & ERNIC_OPF_ATOMICACKETH) {
         ext += ERNIC_ATOMICACKETH_LEN;      /* never used: see ernic_comp.c */
     }
+    return ext;
+}
+
+uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
+                          bool *is_roce)
+{
+    const uint8_t *udp, *ext;
+    uint32_t synd;
+    size_t l4, udp_len, end;
+
+    memset(pkt, 0, sizeof(*pkt));
+    pkt->frame = f;
+    *is_roce = ernic_wire_is_roce(f, len, pkt);
+    if (!*is_roce) {
+        return 0;
+    }
+    synd = ernic_wire_parse_ip(f, len, pkt, &l4);
+    if (synd & (ERNIC_SYND_IPV4_IHL | ERNIC_SYND_IP_LEN)) {
+        return synd;
+    }
+    /* Trailing Ethernet padding after the IP datagram is not ours. */
+    end = pkt->ipv6 ? len : pkt->l3 + lduw_be_p(f + pkt->l3 + 2);
+    udp = f + l4;
+    udp_len = lduw_be_p(udp + 4);
+    if (l4 + udp_len != end ||
+        udp_len < ERNIC_UDP_HLEN + ERNIC_BTH_LEN + ERNIC_ICRC_LEN) {
+        return synd | ERNIC_SYND_UDP_LEN;
+    }
+    pkt->len = end;
+    pkt->bth = l4 + ERNIC_UDP_HLEN;
+    ernic_wire_parse_bth(f, pkt);
+    if (pkt->tver != 0) {
+        synd |= ERNIC_SYND_BTH_TVER;
+    }
+    /* Extension headers; an unknown opcode has none we can parse. */
+    if (pkt->bth + ERNIC_BTH_LEN + ernic_wire_ext_len(pkt->flags) +
+        pkt->padcnt + ERNIC_ICRC_LEN > end) {
+        return synd | ERNIC_SYND_PMTU;
+    }
+    ext = ernic_wire_parse_ext(f + pkt->bth + ERNIC_BTH_LEN, pkt);
     pkt->payload = ext;
     pkt->paylen = f + end - ERNIC_ICRC_LEN - pkt->padcnt - ext;
     /* Unknown opcodes go on to the transport checks, which NAK them. */

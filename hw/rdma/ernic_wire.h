@@ -75,10 +75,10 @@ enum {
 #define IB_AETH_RNR_NAK         0x20
 #define IB_AETH_NAK             0x60
 #define IB_AETH_CREDIT_INVALID  0x1f
-#define IB_NAK_PSN_SEQ          0x60
-#define IB_NAK_INVALID_REQ      0x61
-#define IB_NAK_REMOTE_ACCESS    0x62
-#define IB_NAK_REMOTE_OP        0x63
+#define IB_NAK_PSN_SEQ          ERNIC_NAK_PSN_SEQ
+#define IB_NAK_INVALID_REQ      ERNIC_NAK_INVALID_REQ
+#define IB_NAK_REMOTE_ACCESS    ERNIC_NAK_REMOTE_ACCESS
+#define IB_NAK_REMOTE_OP        ERNIC_NAK_REMOTE_OP
 
 /* Which extension headers an opcode carries (IBTA Table 36). */
 #define ERNIC_OPF_VALID         (1u << 0)
@@ -98,7 +98,7 @@ enum {
 #define ERNIC_OPF_DETH          (1u << 14)
 #define ERNIC_OPF_ATOMICACKETH  (1u << 15)
 
-uint32_t ernic_opcode_flags(uint8_t opcode);
+uint32_t ernic_wire_opcode_flags(uint8_t opcode);
 
 /* The addressing of one QP's packets, from its registers. */
 typedef struct ErnicPath {
@@ -163,7 +163,8 @@ void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey,
 void ernic_wire_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
 
 /* ICRC of a RoCEv2 frame whose IP header starts at @l3 (RoCEv2 A17.3.3). */
-uint32_t ernic_icrc(const uint8_t *frame, size_t l3, size_t len, bool ipv6);
+uint32_t ernic_wire_icrc(const uint8_t *frame, size_t l3, size_t len,
+                         bool ipv6);
 /* zlib's crc32(), faster (ernic_crc32.c). */
 uint32_t ernic_crc32(uint32_t crc, const uint8_t *p, size_t len);
 

@@ -1,0 +1,168 @@
+/*
+ * ERNIC receive queue: the RQ buffer a SEND (or with receive metadata a
+ * WRITE with Immediate) takes, STATRQPIDBi and the RQ doorbell (PG332
+ * v3.1 pp.18-19, p.60), and ERNIC-X's receive WQEs and receive metadata
+ * ring (docs/extension.md, "Receive WQEs", "Receive metadata").
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+static uint32_t ernic_rq_depth(ErnicCore *c, uint32_t qpn)
+{
+    return ernic_qp_reg(c, qpn, ERNIC_QDEPTH) >> ERNIC_QDEPTH_RQ_SHIFT;
+}
+
+static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
+{
+    return (ernic_qp_reg(c, qpn, ERNIC_QPCONF) >> ERNIC_QPCONF_RQBUFSZ_SHIFT)
+           * 256;
+}
+
+/*
+ * Take the RQ buffer at STATRQPIDBi for a new message, sampling its
+ * address, size and the RQ depth once (they hold until the message ends,
+ * whatever the guest writes meanwhile). False when there is none: the RQ
+ * holds depth - 1 buffers, STATRQPIDBi == RQCIi means empty (both modulo
+ * the depth; docs/engine.md), and a depth below 2 or a size of 0 means no
+ * RQ at all.
+ */
+bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t depth = ernic_rq_depth(c, qpn);
+    uint32_t size = ernic_rq_bufsize(c, qpn);
+    bool wqe = ernic_ext_rx_wqe_on(c, qpn);
+    uint32_t pi, ci;
+
+    if (depth < 2 || (!size && !wqe)) {
+        return false;
+    }
+    pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
+    ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
+    if ((pi + 1) % depth == ci) {
+        return false;
+    }
+    qp->rq_depth = depth;
+    qp->rq_size = size;
+    qp->rq_off = 0;
+    qp->rq_slot = pi;
+    qp->rq_held = true;
+    /* An ERNIC-X receive WQE is a 64-byte slot (docs/extension.md). */
+    qp->rx_wqe = wqe;
+    qp->rx_status = ERNIC_RXMETA_ST_OK;
+    qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+                  (uint64_t)pi * (wqe ? ERNIC_RWQE_SIZE : size);
+    return true;
+}
+
+/*
+ * The buffer taken by ernic_rq_take() is full: advance STATRQPIDBi, write
+ * it to RQWPTRDBADDi and raise the RQ interrupt (PG332 pp.18-19, p.60).
+ * False when the doorbell write failed.
+ */
+bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t depth = qp->rq_depth;
+    uint32_t pi = (ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) + 1) % depth;
+    uint64_t db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD,
+                                ERNIC_RQWPTRDBADDMSB);
+    uint64_t next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+                    (uint64_t)pi * (qp->rx_wqe ? ERNIC_RWQE_SIZE :
+                                                 qp->rq_size);
+    uint8_t buf[4];
+    bool ok = true;
+
+    qp->rq_held = false;
+    ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
+    ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
+    trace_ernic_rq_produce(qpn, pi);
+    if (db) {
+        stl_le_p(buf, pi);
+        ok = ernic_dma_write(c, db, buf, sizeof(buf));
+    }
+    if (qpn == ERNIC_QP_GSI) {
+        ernic_irq_raise(c, ERNIC_INT_MAD_RECEIVED);
+    }
+    ernic_irq_raise_qp(c, ERNIC_INT_RQ_PKT_RECEIVED, qpn);
+    return ok;
+}
+
+/*
+ * The metadata entry of RQ slot @slot for the message whose last packet
+ * is @pkt, @len bytes long (docs/extension.md, "Receive metadata"). False
+ * when its DMA failed. Nothing to do for a QP without metadata.
+ */
+bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
+                   const ErnicPkt *pkt, uint32_t len)
+{
+    const uint32_t *x = c->qp[qpn].ext_regs;
+    uint8_t m[ERNIC_RXMETA_SIZE] = { 0 };
+    uint64_t ba;
+
+    if (!ernic_ext_rx_meta_on(c, qpn)) {
+        return true;
+    }
+    ba = (uint64_t)x[ERNIC_W(ERNIC_RXMETABAMSB)] << 32 |
+         x[ERNIC_W(ERNIC_RXMETABA)];
+    stl_le_p(&m[ERNIC_RXMETA_LEN], len);
+    m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
+    m[ERNIC_RXMETA_FLAGS] = c->qp[qpn].rx_status <<
+                            ERNIC_RXMETA_STATUS_SHIFT;
+    if (qpn == ERNIC_QP_GSI) {
+        /* A MAD: where it came from, and how to read its IP area. */
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->deth_sqpn);
+        m[ERNIC_RXMETA_FLAGS] |= pkt->ipv6 ? ERNIC_RXMETA_F_IPV6 : 0;
+    } else if (pkt->flags & ERNIC_OPF_IMM) {
+        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_IMM;
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
+    } else if ((pkt->flags & ERNIC_OPF_IETH) && c->qp[qpn].rx_inv) {
+        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_INV;
+        stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
+    }
+    trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
+                            m[ERNIC_RXMETA_FLAGS]);
+    return ernic_dma_write(c, ba + (uint64_t)slot * ERNIC_RXMETA_SIZE, m,
+                           sizeof(m));
+}
+
+/*
+ * Sample the receive WQE at @addr for the SEND that takes its slot: each
+ * SGE is read once, its L_Key checked once for local write. A failed key
+ * makes the status a protection error (the caller reacts). Sets rq_size
+ * to the bytes the SGEs hold. False when the WQE could not be read.
+ */
+bool ernic_rq_wqe_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint8_t w[ERNIC_RWQE_SIZE];
+    uint64_t total;
+    bool bad;
+
+    if (!ernic_dma_read(c, addr, w, sizeof(w))) {
+        return false;
+    }
+    total = ernic_mr_sge_take(c, qpn, w, ERNIC_RWQE_SGES,
+                              ERNIC_MRACC_LOCAL_WRITE, qp->rx_sge, &bad);
+    if (bad) {
+        qp->rx_status = ERNIC_RXMETA_ST_PROT;
+    }
+    qp->rq_size = MIN(total, UINT32_MAX);
+    return true;
+}
+
+/*
+ * Scatter @len bytes at offset @off of the message over the SGEs that
+ * ernic_rq_wqe_take() sampled; the caller has checked that they fit.
+ */
+bool ernic_rq_wqe_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+                        const uint8_t *buf, uint32_t len)
+{
+    return ernic_mr_sge_dma(c, c->qp[qpn].rx_sge, ERNIC_RWQE_SGES, off, NULL,
+                            buf, len);
+}
