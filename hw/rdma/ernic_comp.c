@@ -800,11 +800,9 @@ static ErnicCompState ernic_comp_read_data(ErnicCompPkt *r)
     ErnicOsq *e = r->e;
     const ErnicPkt *pkt = r->pkt;
 
-    if (!(e->nsge ? ernic_mr_sge_dma(r->c, e->sge, e->nsge,
-                                     (uint64_t)r->idx * e->pmtu, NULL,
-                                     pkt->payload, pkt->paylen) :
-          ernic_dma_write(r->c, e->laddr + (uint64_t)r->idx * e->pmtu,
-                          pkt->payload, pkt->paylen))) {
+    if (!ernic_mr_msg_dma(r->c, e->sge, e->nsge, e->laddr, e->len,
+                          (uint64_t)r->idx * e->pmtu, NULL, pkt->payload,
+                          pkt->paylen)) {
         ernic_comp_dma_fault(r->c, r->qpn, "READ response data");
         return ERNIC_COMP_DONE;
     }

@@ -593,6 +593,14 @@ uint64_t ernic_mr_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
 bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
                       uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
                       uint32_t len);
+/*
+ * The one payload path: a message of @n keyed SGEs, or with none the
+ * @total bytes at bus address @laddr (PG332's LADDR, an RQ buffer) as a
+ * one-entry physical SGE.
+ */
+bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t laddr, uint32_t total, uint64_t off,
+                      uint8_t *rbuf, const uint8_t *wbuf, uint32_t len);
 
 /* ernic_err.c: the error buffer and the status queue */
 void ernic_err_log(ErnicCore *c, const uint8_t *buf, size_t len,
@@ -665,8 +673,8 @@ void ernic_link_fault_flush(ErnicCore *c);
 bool ernic_rq_take(ErnicCore *c, uint32_t qpn);
 bool ernic_rq_produce(ErnicCore *c, uint32_t qpn);
 bool ernic_rq_wqe_take(ErnicCore *c, uint32_t qpn, uint64_t addr);
-bool ernic_rq_wqe_write(ErnicCore *c, uint32_t qpn, uint64_t off,
-                        const uint8_t *buf, uint32_t len);
+bool ernic_rq_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+                    const uint8_t *buf, uint32_t len);
 bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
                    const ErnicPkt *pkt, uint32_t len);
 

@@ -254,3 +254,23 @@ bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
     }
     return !len;
 }
+
+/*
+ * Every payload byte the engine moves goes through here (as rxe's
+ * copy_data(), hw/nvme's NvmeSg): a PG332 WQE's LADDR and an RQ buffer
+ * are a physical SGE of one entry, so that they and ERNIC-X's keyed SGEs
+ * take the same path. The caller has checked that @off + @len lies in
+ * the message.
+ */
+bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t laddr, uint32_t total, uint64_t off,
+                      uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+{
+    ErnicSge phys = { .a = { .addr = laddr }, .len = total };
+
+    if (!n) {
+        sge = &phys;
+        n = 1;
+    }
+    return ernic_mr_sge_dma(c, sge, n, off, rbuf, wbuf, len);
+}

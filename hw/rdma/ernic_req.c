@@ -285,7 +285,7 @@ static uint8_t *ernic_req_put_ext(uint8_t *p, const ErnicOsq *e,
 
 /*
  * The payload of a packet: SDATA (PG332 Table 2-1: SEND data of up to
- * 16 B), or the WQE's message at @off (SGEs or LADDR). False when it
+ * 16 B), or the WQE's message at @off through ernic_mr.c. False when it
  * cannot be read: the QP is then FATAL (docs/errors.md, "DMA errors").
  */
 static bool ernic_req_put_payload(ErnicCore *c, uint32_t qpn,
@@ -297,9 +297,8 @@ static bool ernic_req_put_payload(ErnicCore *c, uint32_t qpn,
         memcpy(p, e->sdata, paylen);
         return true;
     }
-    if (!(e->nsge ? ernic_mr_sge_dma(c, e->sge, e->nsge, off, p, NULL,
-                                     paylen) :
-          ernic_dma_read(c, e->laddr + off, p, paylen))) {
+    if (!ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, off, p,
+                          NULL, paylen)) {
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "read of WQE data at 0x%" PRIx64 " failed",
                           e->laddr + off);
@@ -375,8 +374,8 @@ static void ernic_req_send_gsi(ErnicCore *c, ErnicOsq *e, uint8_t *f)
      * Longer than SDATA (16 B) by the check above: from LADDR, or with
      * ERNIC-X gathered from keyed SGEs (docs/extension.md, "QP1").
      */
-    if (!(e->nsge ? ernic_mr_sge_dma(c, e->sge, e->nsge, 0, f, NULL, len) :
-                    ernic_dma_read(c, e->laddr, f, len))) {
+    if (!ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, 0, f, NULL,
+                          len)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP1 read of frame at 0x%"
                       PRIx64 " failed\n", e->nsge ? e->sge[0].a.addr :
                       e->laddr);

@@ -509,7 +509,6 @@ static ErnicRespState ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
 {
     ErnicQP *qp = &c->qp[qpn];
     uint16_t code;
-    bool ok;
 
     if ((pkt->flags & ERNIC_OPF_FIRST) && !ernic_resp_take_slot(c, qpn, pkt)) {
         return ERNIC_RESP_EXIT;
@@ -531,11 +530,7 @@ static ErnicRespState ernic_resp_exec_send(ErnicCore *c, uint32_t qpn,
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ, code, 0);
         return ERNIC_RESP_EXIT;
     }
-    ok = qp->rx_wqe ? ernic_rq_wqe_write(c, qpn, qp->rq_off, pkt->payload,
-                                         pkt->paylen) :
-                      ernic_dma_write(c, qp->rq_addr + qp->rq_off,
-                                      pkt->payload, pkt->paylen);
-    if (!ok) {
+    if (!ernic_rq_write(c, qpn, qp->rq_off, pkt->payload, pkt->paylen)) {
         ernic_resp_dma_fault(c, qpn, pkt, "SEND data");
         return ERNIC_RESP_EXIT;
     }
@@ -792,8 +787,8 @@ static bool ernic_resp_gsi_place(ErnicCore *c, const ErnicPkt *pkt,
         qp->rx_status = ERNIC_RXMETA_ST_LEN;
     }
     if (!qp->rx_status &&
-        (!ernic_rq_wqe_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
-         !ernic_rq_wqe_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
+        (!ernic_rq_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
+         !ernic_rq_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
                          pkt->paylen))) {
         return false;
     }
@@ -804,11 +799,9 @@ static bool ernic_resp_gsi_place(ErnicCore *c, const ErnicPkt *pkt,
 static bool ernic_resp_gsi_copy(ErnicCore *c, const ErnicPkt *pkt,
                                 const uint8_t *area, size_t iphl, size_t rest)
 {
-    ErnicQP *qp = &c->qp[ERNIC_QP_GSI];
-
-    return ernic_dma_write(c, qp->rq_addr, area, ERNIC_GSI_IP_AREA) &&
-           ernic_dma_write(c, qp->rq_addr + ERNIC_GSI_IP_AREA,
-                           pkt->frame + pkt->l3 + iphl, rest);
+    return ernic_rq_write(c, ERNIC_QP_GSI, 0, area, ERNIC_GSI_IP_AREA) &&
+           ernic_rq_write(c, ERNIC_QP_GSI, ERNIC_GSI_IP_AREA,
+                          pkt->frame + pkt->l3 + iphl, rest);
 }
 
 /*

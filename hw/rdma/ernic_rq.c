@@ -157,12 +157,16 @@ bool ernic_rq_wqe_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
 }
 
 /*
- * Scatter @len bytes at offset @off of the message over the SGEs that
- * ernic_rq_wqe_take() sampled; the caller has checked that they fit.
+ * @len bytes at offset @off of the message in the slot ernic_rq_take()
+ * took: its RQ buffer, or the SGEs its receive WQE gave, both through
+ * the one payload path (ernic_mr_msg_dma()). The caller has checked that
+ * they fit (rq_size).
  */
-bool ernic_rq_wqe_write(ErnicCore *c, uint32_t qpn, uint64_t off,
-                        const uint8_t *buf, uint32_t len)
+bool ernic_rq_write(ErnicCore *c, uint32_t qpn, uint64_t off,
+                    const uint8_t *buf, uint32_t len)
 {
-    return ernic_mr_sge_dma(c, c->qp[qpn].rx_sge, ERNIC_RWQE_SGES, off, NULL,
-                            buf, len);
+    ErnicQP *qp = &c->qp[qpn];
+
+    return ernic_mr_msg_dma(c, qp->rx_sge, qp->rx_wqe ? ERNIC_RWQE_SGES : 0,
+                            qp->rq_addr, qp->rq_size, off, NULL, buf, len);
 }
