@@ -6,6 +6,7 @@
 #ifndef ERNIC_H
 #define ERNIC_H
 
+#include <linux/bitfield.h>
 #include <linux/pci.h>
 #include <linux/netdevice.h>
 #include <linux/spinlock.h>

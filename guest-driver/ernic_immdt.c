@@ -85,7 +85,7 @@ int ernic_immdt_init(struct ernic_dev *dev)
 		       upper_32_bits(dev->immdt_dma));
 	ernic_immdt_wr(dev, ERNIC_IMMDT_S2MM_DMACR, ERNIC_DMACR_RS |
 		       ERNIC_DMACR_IOC_IRQEN | ERNIC_DMACR_ERR_IRQEN |
-		       1u << ERNIC_DMACR_THRESH_SHIFT);
+		       FIELD_PREP(ERNIC_DMACR_THRESH_MASK, 1));
 	ernic_immdt_wr(dev, ERNIC_IMMDT_S2MM_TAILDESC_MSB, upper_32_bits(tail));
 	ernic_immdt_wr(dev, ERNIC_IMMDT_S2MM_TAILDESC, lower_32_bits(tail));
 	return 0;

@@ -113,7 +113,7 @@ static int ernic_ext_mr_write(struct ernic_dev *dev, u32 idx,
 	mutex_lock(&dev->mr_mutex);
 	ernic_wr(dev, ERNIC_MRIDX, idx);
 	ernic_wr(dev, ERNIC_MRKEY, m->key |
-		 m->state << ERNIC_MRKEY_STATE_SHIFT);
+		 FIELD_PREP(ERNIC_MRKEY_STATE_MASK, m->state));
 	ernic_wr(dev, ERNIC_MRPD, m->pdn);
 	ernic_wr(dev, ERNIC_MRACC, m->acc);
 	ernic_wr(dev, ERNIC_MRIOVALO, lower_32_bits(m->iova));
@@ -152,7 +152,7 @@ static void ernic_pdt_write(struct ernic_dev *dev, u32 idx, u32 pdn, u64 va,
 	ernic_wr(dev, e + ERNIC_BUFRKEY, key);
 	ernic_wr(dev, e + ERNIC_WRRDBUFLEN, lower_32_bits(len));
 	ernic_wr(dev, e + ERNIC_ACCESSDESC, access |
-		 (u32)((len >> 32) & 0xffff) << ERNIC_ACCESSDESC_LENMSB_SHIFT);
+		 FIELD_PREP(ERNIC_ACCESSDESC_LENMSB_MASK, upper_32_bits(len)));
 }
 
 static u32 ernic_access_type(int flags)
@@ -306,7 +306,8 @@ static int ernic_umr_write(struct ernic_dev *dev, struct ernic_mr *mr,
 		.key = mr->ibmr.lkey & 0xff,
 		.pdn = pdn,
 		.acc = ernic_mracc(access) |
-		       ilog2(mr->ibmr.page_size) << ERNIC_MRACC_SHIFT_SHIFT,
+		       FIELD_PREP(ERNIC_MRACC_SHIFT_MASK,
+				  ilog2(mr->ibmr.page_size)),
 		.iova = iova,
 		.len = len,
 		.pbl = mr->pages_dma,
@@ -500,7 +501,7 @@ int ernic_fill_local_wqe(const struct ib_send_wr *wr, u8 *w, u32 slot)
 	put_unaligned_le64(mr->pages_dma, w + ERNIC_WQE_LADDR);
 	put_unaligned_le32(mr->npages, w + ERNIC_WQE_REG_NPAGES);
 	put_unaligned_le32(ernic_mracc(reg->access) | ERNIC_MRACC_FRWR |
-			   shift << ERNIC_MRACC_SHIFT_SHIFT,
+			   FIELD_PREP(ERNIC_MRACC_SHIFT_MASK, shift),
 			   w + ERNIC_WQE_REG_ACC);
 	return 0;
 }

@@ -20,8 +20,8 @@ static u32 ernic_qpconf_base(struct ernic_qp *qp, enum ib_mtu mtu)
 	return ERNIC_QPCONF_RQ_INT_EN | ERNIC_QPCONF_CQ_INT_EN |
 	       ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
 	       (qp->av.ipv6 ? ERNIC_QPCONF_IPV6 : 0) |
-	       ((u32)(mtu - IB_MTU_256) << ERNIC_QPCONF_PMTU_SHIFT) |
-	       (qp->rq_elem / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT;
+	       FIELD_PREP(ERNIC_QPCONF_PMTU_MASK, mtu - IB_MTU_256) |
+	       FIELD_PREP(ERNIC_QPCONF_RQBUFSZ_MASK, qp->rq_elem / 256);
 }
 
 static int ernic_wait(struct ernic_qp *qp, u32 off, u32 mask, u32 want,
@@ -263,8 +263,8 @@ static void ernic_qp_fatal(struct ernic_qp *qp, u8 code)
 		return;
 	}
 	qp->fatal_code = code;
-	qp->nak_synd = (ernic_qrd(qp->dev, qp->qpn, ERNIC_STATQP) &
-			ERNIC_STATQP_NAK_SYND_MASK) >> ERNIC_STATQP_NAK_SYND_SHIFT;
+	qp->nak_synd = FIELD_GET(ERNIC_STATQP_NAK_SYND_MASK,
+				 ernic_qrd(qp->dev, qp->qpn, ERNIC_STATQP));
 	qp->err_status = ernic_fatal_wc_status(code, qp->nak_synd);
 	qp->fatal_event = ernic_fatal_event(code);
 	qp->state = IB_QPS_ERR;
@@ -402,8 +402,9 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	ernic_qwr64(dev, q, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, qp->db_cq_dma);
 	ernic_qwr64(dev, q, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
 		    qp->db_rq_dma);
-	ernic_qwr(dev, q, ERNIC_QDEPTH, qp->rq_depth << ERNIC_QDEPTH_RQ_SHIFT |
-		  qp->sq_depth);
+	ernic_qwr(dev, q, ERNIC_QDEPTH,
+		  FIELD_PREP(ERNIC_QDEPTH_RQ_MASK, qp->rq_depth) |
+		  FIELD_PREP(ERNIC_QDEPTH_SQ_MASK, qp->sq_depth));
 	if (q != ERNIC_QP_GSI)
 		ernic_qwr(dev, q, ERNIC_PD, pdn);
 	/* ERNIC-X: where the device says what each RQ slot received. */
@@ -722,9 +723,11 @@ static void ernic_program_timeouts(struct ernic_qp *qp)
 	struct ib_qp_attr *s = &qp->attr;
 
 	ernic_qwr(qp->dev, qp->qpn, ERNIC_TIMEOUTCONF,
-		  s->timeout | (u32)s->retry_cnt << ERNIC_TIMEOUTCONF_RETRY_SHIFT |
-		  (u32)s->rnr_retry << ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT |
-		  (u32)s->min_rnr_timer << ERNIC_TIMEOUTCONF_RNRTIMER_SHIFT);
+		  FIELD_PREP(ERNIC_TIMEOUTCONF_TIMEOUT_MASK, s->timeout) |
+		  FIELD_PREP(ERNIC_TIMEOUTCONF_RETRY_MASK, s->retry_cnt) |
+		  FIELD_PREP(ERNIC_TIMEOUTCONF_RNRRETRY_MASK, s->rnr_retry) |
+		  FIELD_PREP(ERNIC_TIMEOUTCONF_RNRTIMER_MASK,
+			     s->min_rnr_timer));
 }
 
 /*
@@ -758,12 +761,13 @@ static void ernic_qp_to_rtr(struct ernic_qp *qp)
 		/* The last request "received" is the one before rq_psn. */
 		ernic_qwr(dev, q, ERNIC_LSTRQREQ,
 			  ((qp->attr.rq_psn - 1) & ERNIC_LSTRQREQ_PSN_MASK) |
-			  0x04u << ERNIC_LSTRQREQ_OPCODE_SHIFT);
+			  FIELD_PREP(ERNIC_LSTRQREQ_OPCODE_MASK, 0x04));
 		ernic_qwr(dev, q, ERNIC_QPADVCONF,
-			  IB_DEFAULT_PKEY_FULL << ERNIC_QPADVCONF_PKEY_SHIFT |
-			  (u32)(av->hop_limit ? av->hop_limit : 64) <<
-			  ERNIC_QPADVCONF_TTL_SHIFT |
-			  (av->tclass >> 2 & ERNIC_QPADVCONF_TC_MASK));
+			  FIELD_PREP(ERNIC_QPADVCONF_PKEY_MASK,
+				     IB_DEFAULT_PKEY_FULL) |
+			  FIELD_PREP(ERNIC_QPADVCONF_TTL_MASK,
+				     av->hop_limit ? av->hop_limit : 64) |
+			  FIELD_PREP(ERNIC_QPADVCONF_TC_MASK, av->tclass >> 2));
 		ernic_program_timeouts(qp);
 	}
 	ernic_qwr(dev, q, ERNIC_QPCONF, qp->qpconf | ERNIC_QPCONF_QP_EN);
@@ -781,8 +785,8 @@ static void ernic_qp_to_rts(struct ernic_qp *qp)
 	ernic_program_timeouts(qp);
 	/* Re-init step 9: the counts the engine counts down from. */
 	ernic_qwr(dev, qp->qpn, ERNIC_STATQP,
-		  (u32)s->retry_cnt << ERNIC_STATQP_RETRY_CNT_SHIFT |
-		  (u32)s->rnr_retry << ERNIC_STATQP_RNR_CNT_SHIFT);
+		  FIELD_PREP(ERNIC_STATQP_RETRY_CNT_MASK, s->retry_cnt) |
+		  FIELD_PREP(ERNIC_STATQP_RNR_CNT_MASK, s->rnr_retry));
 }
 
 /*

@@ -962,7 +962,7 @@ static void ernic_copy_to_sges(struct ernic_dev *dev, struct ernic_rwqe *r,
 /* The status of a receive WQE's metadata entry @m. */
 static enum ib_wc_status ernic_rx_status(const u8 *m)
 {
-	switch (m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT) {
+	switch (FIELD_GET(ERNIC_RXMETA_STATUS_MASK, m[ERNIC_RXMETA_FLAGS])) {
 	case ERNIC_RXMETA_ST_OK:
 		return IB_WC_SUCCESS;
 	case ERNIC_RXMETA_ST_LEN:

@@ -78,12 +78,14 @@ static bool ernic_comp_cqe(ErnicCore *c, uint32_t qpn, uint16_t depth,
     if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_CQE_WR_EN) {
         uint64_t cqe_addr = ernic_qp_addr(c, qpn, ERNIC_CQBA, ERNIC_CQBAMSB) +
                             (uint64_t)qp->cq_next * ERNIC_CQE_SIZE;
+        uint32_t cqe;
 
         if (unlikely(c->fault.armed) && !error) {
             error = ernic_comp_fault_cqe(c, qpn);
         }
-        stl_le_p(buf, wrid | (opcode << ERNIC_CQE_OPCODE_SHIFT) |
-                      ((uint32_t)error << ERNIC_CQE_ERRFLAG_SHIFT));
+        cqe = ERNIC_FIELD_DP32(wrid, ERNIC_CQE_OPCODE_MASK, opcode);
+        cqe = ERNIC_FIELD_DP32(cqe, ERNIC_CQE_ERRFLAG_MASK, error);
+        stl_le_p(buf, cqe);
         ok = ernic_dma_write(c, cqe_addr, buf, sizeof(buf));
     }
 
@@ -634,9 +636,8 @@ static ErnicCompState ernic_comp_do_nak(ErnicCompPkt *r)
     const ErnicPkt *pkt = r->pkt;
     uint32_t statqp;
 
-    statqp = ernic_qp_reg(c, r->qpn, ERNIC_STATQP) &
-             ~ERNIC_STATQP_NAK_SYND_MASK;
-    statqp |= (pkt->syndrome & 0x7f) << ERNIC_STATQP_NAK_SYND_SHIFT;
+    statqp = ERNIC_FIELD_DP32(ernic_qp_reg(c, r->qpn, ERNIC_STATQP),
+                              ERNIC_STATQP_NAK_SYND_MASK, pkt->syndrome);
     ernic_qp_set_reg(c, r->qpn, ERNIC_STATQP, statqp);
     ernic_gcsr_set(c, ERNIC_INNCKPKTSTS,
                    ((ernic_gcsr(c, ERNIC_INNCKPKTSTS) + 0x10000) & 0xffff0000) |

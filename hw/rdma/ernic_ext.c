@@ -90,7 +90,7 @@ bool ernic_ext_mr_valid(const ErnicExtMr *m)
 static void ernic_ext_mr_set_acc(ErnicExtMr *m, uint32_t acc)
 {
     m->acc = acc & ERNIC_MRACC_MASK;
-    m->shift = (acc & ERNIC_MRACC_SHIFT_MASK) >> ERNIC_MRACC_SHIFT_SHIFT;
+    m->shift = ERNIC_FIELD_EX32(acc, ERNIC_MRACC_SHIFT_MASK);
 }
 
 /* The window as an entry; false if a field is out of range. */
@@ -98,7 +98,7 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
 {
     uint32_t key = ernic_ext_reg(c, ERNIC_MRKEY);
 
-    m->state = (key & ERNIC_MRKEY_STATE_MASK) >> ERNIC_MRKEY_STATE_SHIFT;
+    m->state = ERNIC_FIELD_EX32(key, ERNIC_MRKEY_STATE_MASK);
     m->key = key & ERNIC_MRKEY_KEY_MASK;
     m->pd = ernic_ext_reg(c, ERNIC_MRPD);
     ernic_ext_mr_set_acc(m, ernic_ext_reg(c, ERNIC_MRACC));
@@ -111,8 +111,8 @@ static bool ernic_ext_mr_from_window(ErnicCore *c, ErnicExtMr *m)
 
 static void ernic_ext_mr_to_window(ErnicCore *c, const ErnicExtMr *m)
 {
-    ernic_ext_set(c, ERNIC_MRKEY, m->key |
-                  (uint32_t)m->state << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_ext_set(c, ERNIC_MRKEY,
+                  ERNIC_FIELD_DP32(m->key, ERNIC_MRKEY_STATE_MASK, m->state));
     ernic_ext_set(c, ERNIC_MRPD, m->pd);
     ernic_ext_set(c, ERNIC_MRACC, m->acc);
     ernic_ext_set(c, ERNIC_MRIOVALO, m->iova);

@@ -286,8 +286,9 @@ bool ernic_fault_fatal_cmd(ErnicCore *c, QDict *d, Error **errp)
         /* Raised directly; a NAK received names its syndrome (p.40). */
         if (code == ERNIC_FATAL_NAK_RECEIVED) {
             ernic_qp_set_reg(c, qpn, ERNIC_STATQP,
-                             (statqp & ~ERNIC_STATQP_NAK_SYND_MASK) |
-                             (nak & 0x7f) << ERNIC_STATQP_NAK_SYND_SHIFT);
+                             ERNIC_FIELD_DP32(statqp,
+                                              ERNIC_STATQP_NAK_SYND_MASK,
+                                              nak));
         }
         ernic_qp_fatal(c, qpn, code);
         c->fault.count[ERNIC_FC_FATAL_DIRECT]++;

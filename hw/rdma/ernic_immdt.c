@@ -59,8 +59,8 @@ static void ernic_immdt_error(ErnicCore *c, uint32_t err, const char *what)
 
 static uint32_t ernic_immdt_threshold(ErnicCore *c)
 {
-    uint32_t t = (IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) >>
-                  ERNIC_DMACR_THRESH_SHIFT) & 0xff;
+    uint32_t t = ERNIC_FIELD_EX32(IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR),
+                                  ERNIC_DMACR_THRESH_MASK);
 
     return t ? t : 1;
 }
@@ -68,8 +68,8 @@ static uint32_t ernic_immdt_threshold(ErnicCore *c)
 /* A packet ended: IRQThreshold counting, and the delay timer restarts. */
 static void ernic_immdt_packet_done(ErnicCore *c)
 {
-    uint32_t delay = IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) >>
-                     ERNIC_DMACR_DELAY_SHIFT;
+    uint32_t delay = ERNIC_FIELD_EX32(IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR),
+                                      ERNIC_DMACR_DELAY_MASK);
 
     if (--c->immdt_left == 0) {
         c->immdt_left = ernic_immdt_threshold(c);
@@ -196,8 +196,8 @@ static void ernic_immdt_write_cr(ErnicCore *c, uint32_t val)
     }
     IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) = val &
         (ERNIC_DMACR_RS | ERNIC_DMACR_IOC_IRQEN | ERNIC_DMACR_DLY_IRQEN |
-         ERNIC_DMACR_ERR_IRQEN | 0xffu << ERNIC_DMACR_THRESH_SHIFT |
-         0xffu << ERNIC_DMACR_DELAY_SHIFT);
+         ERNIC_DMACR_ERR_IRQEN | ERNIC_DMACR_THRESH_MASK |
+         ERNIC_DMACR_DELAY_MASK);
     c->immdt_left = ernic_immdt_threshold(c);
     if ((val & ERNIC_DMACR_RS) && (*sr & ERNIC_DMASR_ERRS)) {
         /* PG021: after an error only a reset lets the channel run. */
@@ -269,7 +269,8 @@ void ernic_immdt_reset(ErnicCore *c)
         timer_del(c->immdt_timer);
     }
     memset(c->immdt, 0, sizeof(c->immdt));
-    IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) = 1u << ERNIC_DMACR_THRESH_SHIFT;
+    IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMACR) =
+        ERNIC_FIELD_DP32(0, ERNIC_DMACR_THRESH_MASK, 1);
     IMMDT_REG(c, ERNIC_IMMDT_S2MM_DMASR) = ERNIC_DMASR_HALTED |
                                            ERNIC_DMASR_SGINCLD;
     c->immdt_head = c->immdt_count = c->immdt_off = 0;

@@ -85,16 +85,14 @@ void ernic_qp_statqp_written(ErnicCore *c, uint32_t qpn)
     ErnicQP *qp = &c->qp[qpn];
     uint32_t statqp = ernic_qp_reg(c, qpn, ERNIC_STATQP);
 
-    qp->retries_left = (statqp & ERNIC_STATQP_RETRY_CNT_MASK) >>
-                       ERNIC_STATQP_RETRY_CNT_SHIFT;
-    qp->rnr_left = (statqp & ERNIC_STATQP_RNR_CNT_MASK) >>
-                   ERNIC_STATQP_RNR_CNT_SHIFT;
+    qp->retries_left = ERNIC_FIELD_EX32(statqp, ERNIC_STATQP_RETRY_CNT_MASK);
+    qp->rnr_left = ERNIC_FIELD_EX32(statqp, ERNIC_STATQP_RNR_CNT_MASK);
 }
 
 uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
 {
-    uint32_t code = (ernic_qp_reg(c, qpn, ERNIC_QPCONF) &
-                     ERNIC_QPCONF_PMTU_MASK) >> ERNIC_QPCONF_PMTU_SHIFT;
+    uint32_t code = ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_QPCONF),
+                                     ERNIC_QPCONF_PMTU_MASK);
 
     /* Codes 5..7 are reserved (PG332 p.41); they act as 4096. */
     return 256u << MIN(code, ERNIC_PMTU_4096);
@@ -124,9 +122,10 @@ void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
         stl_be_p(p->dst_ip, ernic_qp_reg(c, qpn, ERNIC_IPDESADDR1));
     }
     p->tclass = adv & ERNIC_QPADVCONF_TC_MASK;
-    p->ttl = (adv & ERNIC_QPADVCONF_TTL_MASK) >> ERNIC_QPADVCONF_TTL_SHIFT;
-    p->pkey = adv >> ERNIC_QPADVCONF_PKEY_SHIFT;
-    p->sport = ernic_gcsr(c, ERNIC_XRNICCONF) >> ERNIC_XRNICCONF_UDPSRC_SHIFT;
+    p->ttl = ERNIC_FIELD_EX32(adv, ERNIC_QPADVCONF_TTL_MASK);
+    p->pkey = ERNIC_FIELD_EX32(adv, ERNIC_QPADVCONF_PKEY_MASK);
+    p->sport = ERNIC_FIELD_EX32(ernic_gcsr(c, ERNIC_XRNICCONF),
+                                ERNIC_XRNICCONF_UDPSRC_MASK);
     p->dqpn = ernic_qp_reg(c, qpn, ERNIC_DESTQPCONF) & ERNIC_QPN_MASK;
 }
 
@@ -138,8 +137,7 @@ void ernic_qp_update_status(ErnicCore *c, uint32_t qpn)
     uint16_t pi = depth ? ernic_qp_reg(c, qpn, ERNIC_SQPI) % depth : 0;
 
     statqp &= ~(ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
-                ERNIC_STATQP_OSQ_FULL | ERNIC_STATQP_RETRY_CNT_MASK |
-                ERNIC_STATQP_RNR_CNT_MASK);
+                ERNIC_STATQP_OSQ_FULL);
     if (qp->sq_next == pi && qp->tx_idx == qp->osq_count) {
         statqp |= ERNIC_STATQP_SQ_EMPTY;
     }
@@ -148,10 +146,10 @@ void ernic_qp_update_status(ErnicCore *c, uint32_t qpn)
     } else if (qp->osq_count == ERNIC_OSQ_DEPTH) {
         statqp |= ERNIC_STATQP_OSQ_FULL;
     }
-    statqp |= (qp->retries_left << ERNIC_STATQP_RETRY_CNT_SHIFT) &
-              ERNIC_STATQP_RETRY_CNT_MASK;
-    statqp |= (qp->rnr_left << ERNIC_STATQP_RNR_CNT_SHIFT) &
-              ERNIC_STATQP_RNR_CNT_MASK;
+    statqp = ERNIC_FIELD_DP32(statqp, ERNIC_STATQP_RETRY_CNT_MASK,
+                              qp->retries_left);
+    statqp = ERNIC_FIELD_DP32(statqp, ERNIC_STATQP_RNR_CNT_MASK,
+                              qp->rnr_left);
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, statqp);
     ernic_qp_set_reg(c, qpn, ERNIC_STATCURSQPTR, qp->sq_next);
 }
@@ -160,10 +158,10 @@ void ernic_qp_reload_counts(ErnicCore *c, uint32_t qpn)
 {
     uint32_t tc = ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF);
 
-    c->qp[qpn].retries_left = (tc & ERNIC_TIMEOUTCONF_RETRY_MASK) >>
-                              ERNIC_TIMEOUTCONF_RETRY_SHIFT;
-    c->qp[qpn].rnr_left = (tc & ERNIC_TIMEOUTCONF_RNRRETRY_MASK) >>
-                          ERNIC_TIMEOUTCONF_RNRRETRY_SHIFT;
+    c->qp[qpn].retries_left = ERNIC_FIELD_EX32(tc,
+                                               ERNIC_TIMEOUTCONF_RETRY_MASK);
+    c->qp[qpn].rnr_left = ERNIC_FIELD_EX32(tc,
+                                           ERNIC_TIMEOUTCONF_RNRRETRY_MASK);
 }
 
 void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)

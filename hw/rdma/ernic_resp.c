@@ -143,9 +143,8 @@ void ernic_resp_ack_timer(void *opaque)
 static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t mode = (ernic_gcsr(c, ERNIC_XRNICCONF) &
-                     ERNIC_XRNICCONF_ACKGEN_MASK) >>
-                    ERNIC_XRNICCONF_ACKGEN_SHIFT;
+    uint32_t mode = ERNIC_FIELD_EX32(ernic_gcsr(c, ERNIC_XRNICCONF),
+                                     ERNIC_XRNICCONF_ACKGEN_MASK);
 
     if (pkt->ackreq && mode != ERNIC_ACKGEN_TIMEOUT) {
         timer_del(qp->ack_timer);
@@ -164,9 +163,8 @@ static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 
 static void ernic_resp_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
-    uint32_t timer = (ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF) &
-                      ERNIC_TIMEOUTCONF_RNRTIMER_MASK) >>
-                     ERNIC_TIMEOUTCONF_RNRTIMER_SHIFT;
+    uint32_t timer = ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF),
+                                      ERNIC_TIMEOUTCONF_RNRTIMER_MASK);
 
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, ernic_qp_reg(c, qpn, ERNIC_STATQP) |
                      ERNIC_STATQP_RQ_OVFL);
@@ -629,8 +627,9 @@ static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
         last_psn += ernic_resp_read_npkts(c, qpn, pkt->dmalen) - 1;
     }
     ernic_qp_set_reg(c, qpn, ERNIC_LSTRQREQ,
-                     (last_psn & ERNIC_PSN_MASK) |
-                     (uint32_t)pkt->opcode << ERNIC_LSTRQREQ_OPCODE_SHIFT);
+                     ERNIC_FIELD_DP32(last_psn & ERNIC_PSN_MASK,
+                                      ERNIC_LSTRQREQ_OPCODE_MASK,
+                                      pkt->opcode));
     if (!(f & ERNIC_OPF_LAST)) {
         qp->rx_msg = (f & ERNIC_OPF_SEND) ? ERNIC_RX_SEND : ERNIC_RX_WRITE;
         ernic_resp_ack(c, qpn, pkt);

@@ -13,13 +13,14 @@
 
 static uint32_t ernic_rq_depth(ErnicCore *c, uint32_t qpn)
 {
-    return ernic_qp_reg(c, qpn, ERNIC_QDEPTH) >> ERNIC_QDEPTH_RQ_SHIFT;
+    return ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_QDEPTH),
+                            ERNIC_QDEPTH_RQ_MASK);
 }
 
 static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
 {
-    return (ernic_qp_reg(c, qpn, ERNIC_QPCONF) >> ERNIC_QPCONF_RQBUFSZ_SHIFT)
-           * 256;
+    return ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_QPCONF),
+                            ERNIC_QPCONF_RQBUFSZ_MASK) * 256;
 }
 
 /*
@@ -112,8 +113,8 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
          x[ERNIC_W(ERNIC_RXMETABA)];
     stl_le_p(&m[ERNIC_RXMETA_LEN], len);
     m[ERNIC_RXMETA_OPCODE] = pkt->opcode;
-    m[ERNIC_RXMETA_FLAGS] = c->qp[qpn].rx_status <<
-                            ERNIC_RXMETA_STATUS_SHIFT;
+    m[ERNIC_RXMETA_FLAGS] = ERNIC_FIELD_DP32(0, ERNIC_RXMETA_STATUS_MASK,
+                                             c->qp[qpn].rx_status);
     if (qpn == ERNIC_QP_GSI) {
         /* A MAD: where it came from, and how to read its IP area. */
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->deth_sqpn);

@@ -152,6 +152,7 @@ enum {
 #define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
 #define ERNIC_RXMETA_F_IPV6             (1u << 2)   /* QP1: an IPv6 header */
 #define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
+#define ERNIC_RXMETA_STATUS_MASK        (0xfu << 4)
 #define ERNIC_RXMETA_ST_OK              0
 #define ERNIC_RXMETA_ST_LEN             1   /* longer than the SGEs */
 #define ERNIC_RXMETA_ST_PROT            2   /* an SGE's L_Key failed */

@@ -302,6 +302,7 @@ enum {
 #define ERNIC_XRNICCONF_NUMQP_MASK      (0xffu << 8)
 #define ERNIC_XRNICCONF_UDPSRC_SHIFT    16
 #define ERNIC_XRNICCONF_UDPSRC_MASK     (0xffffu << 16)
+#define ERNIC_XRNICCONF_UDPSRC_MASK     (0xffffu << 16)
 
 /* XRNICADCONF (p.32) */
 #define ERNIC_XRNICADCONF_SWO           (1u << 0)
@@ -350,6 +351,7 @@ enum {
 #define ERNIC_QPCONF_PMTU_MASK          (7u << 8)
 #define ERNIC_QPCONF_RQBUFSZ_SHIFT      16      /* units of 256 bytes */
 #define ERNIC_QPCONF_RQBUFSZ_MASK       (0xffffu << 16)
+#define ERNIC_QPCONF_RQBUFSZ_MASK       (0xffffu << 16)
 
 #define ERNIC_PMTU_256                  0
 #define ERNIC_PMTU_512                  1
@@ -363,14 +365,17 @@ enum {
 #define ERNIC_QPADVCONF_TTL_MASK        (0xffu << 8)
 #define ERNIC_QPADVCONF_PKEY_SHIFT      16
 #define ERNIC_QPADVCONF_PKEY_MASK       (0xffffu << 16)
+#define ERNIC_QPADVCONF_PKEY_MASK       (0xffffu << 16)
 
 /* QDEPTHi (p.43) */
 #define ERNIC_QDEPTH_SQ_MASK            0xffffu
 #define ERNIC_QDEPTH_RQ_SHIFT           16
+#define ERNIC_QDEPTH_RQ_MASK            (0xffffu << 16)
 
 /* LSTRQREQi (p.43) */
 #define ERNIC_LSTRQREQ_PSN_MASK         0x00ffffffu
 #define ERNIC_LSTRQREQ_OPCODE_SHIFT     24
+#define ERNIC_LSTRQREQ_OPCODE_MASK      (0xffu << 24)
 
 /* TIMEOUTCONFi (p.45) */
 #define ERNIC_TIMEOUTCONF_TIMEOUT_MASK  0x3fu
@@ -411,6 +416,7 @@ enum {
 #define ERNIC_ACCESS_WRITE_ONLY         0x1
 #define ERNIC_ACCESS_READ_WRITE         0x2
 #define ERNIC_ACCESSDESC_LENMSB_SHIFT   16
+#define ERNIC_ACCESSDESC_LENMSB_MASK    (0xffffu << 16)
 
 /*
  * Memory structures.
@@ -585,7 +591,9 @@ enum {
 #define ERNIC_DMACR_DLY_IRQEN           (1u << 13)
 #define ERNIC_DMACR_ERR_IRQEN           (1u << 14)
 #define ERNIC_DMACR_THRESH_SHIFT        16
+#define ERNIC_DMACR_THRESH_MASK         (0xffu << 16)
 #define ERNIC_DMACR_DELAY_SHIFT         24
+#define ERNIC_DMACR_DELAY_MASK          (0xffu << 24)
 #define ERNIC_DMASR_HALTED              (1u << 0)
 #define ERNIC_DMASR_IDLE                (1u << 1)
 #define ERNIC_DMASR_SGINCLD             (1u << 3)
