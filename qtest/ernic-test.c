@@ -815,6 +815,42 @@ static void test_sq_hw_handshake(void)
  * Reset
  */
 
+/*
+ * -device ernic,help describes every property of the device's own (a
+ * property without a description prints as "name=<type>  -  (default:").
+ */
+static void test_properties_described(void)
+{
+    static const char *const props[] = {
+        "num-qp", "ext", "mr-entries", "layout", "card-mem",
+    };
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_autofree char *out = NULL, *err = NULL;
+    const char *argv[] = { qemu, "-device", "ernic,help", NULL };
+    g_auto(GStrv) lines = NULL;
+    int status;
+
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL,
+                          NULL, &out, &err, &status, NULL));
+    g_assert_cmpint(status, ==, 0);
+    lines = g_strsplit(out, "\n", -1);
+    for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
+        g_autofree char *key = g_strdup_printf("  %s=<", props[i]);
+        const char *desc = NULL;
+
+        for (char **l = lines; *l; l++) {
+            if (g_str_has_prefix(*l, key)) {
+                desc = strstr(*l, " - ");
+            }
+        }
+        g_test_message("%s: %s", props[i], desc ? desc : "(none)");
+        g_assert(desc);
+        desc += 3;
+        g_assert(*desc && *desc != ' ' && !g_str_has_prefix(desc, "on/off"));
+    }
+}
+
 static void test_system_reset(void)
 {
     Ernic *e = ernic_start(ERNIC_NUM_QP_DEFAULT, NULL);
@@ -861,6 +897,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/sq/hostile", test_sq_hostile);
     qtest_add_func("/ernic/sq/hw-handshake", test_sq_hw_handshake);
     qtest_add_func("/ernic/reset", test_system_reset);
+    qtest_add_func("/ernic/properties/described", test_properties_described);
 
     return g_test_run();
 }

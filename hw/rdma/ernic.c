@@ -494,6 +494,18 @@ static void ernic_class_init(ObjectClass *klass, void *data)
     dc->desc = "Xilinx ERNIC RoCEv2 RDMA NIC (PG332 v3.1)";
     dc->vmsd = &ernic_vmstate;
     device_class_set_props(dc, ernic_properties);
+    object_class_property_set_description(klass, "num-qp",
+        "QPs of the device, QP1 included (PG332 C_NUM_QP, 8..256)");
+    object_class_property_set_description(klass, "ext",
+        "ERNIC-X, the verbs extension (docs/extension.md); off: the bare "
+        "PG332 device");
+    object_class_property_set_description(klass, "mr-entries",
+        "entries of ERNIC-X's MR table (256..65536)");
+    object_class_property_set_description(klass, "layout",
+        "ernic (PG332 BARs) or reconic (a RecoNIC card, docs/boards.md)");
+    object_class_property_set_description(klass, "card-mem",
+        "layout=reconic: card memory, a power of two from 1M to 4G "
+        "(default 64M)");
     object_class_property_add_str(klass, "fault", ernic_get_fault,
                                   ernic_set_fault);
     object_class_property_set_description(klass, "fault",
