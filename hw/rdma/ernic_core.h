@@ -32,6 +32,16 @@
 #define ERNIC_W(off)        ((off) / 4)
 #define ERNIC_GW(off)       (((off) - ERNIC_GCSR_BASE) / 4)
 
+/*
+ * A field of a register value, by its mask in ernic_regs.h, as the Linux
+ * driver's FIELD_GET()/FIELD_PREP() take the same masks: the masks are
+ * stated once, for the device, the qtests and the driver.
+ */
+#define ERNIC_FIELD_EX32(v, mask) \
+    extract32((v), ctz32(mask), ctpop32(mask))
+#define ERNIC_FIELD_DP32(v, mask, f) \
+    deposit32((v), ctz32(mask), ctpop32(mask), (f))
+
 /* Fields of a PG332 PD/MR table entry @mr (c->pdt[i], p.31). */
 static inline uint64_t ernic_pdt_va(const uint32_t *mr)
 {
@@ -41,8 +51,8 @@ static inline uint64_t ernic_pdt_va(const uint32_t *mr)
 
 static inline uint64_t ernic_pdt_len(const uint32_t *mr)
 {
-    return ((uint64_t)extract32(mr[ERNIC_W(ERNIC_ACCESSDESC)],
-                                ERNIC_ACCESSDESC_LENMSB_SHIFT, 16) << 32) |
+    return ((uint64_t)ERNIC_FIELD_EX32(mr[ERNIC_W(ERNIC_ACCESSDESC)],
+                                       ERNIC_ACCESSDESC_LENMSB_MASK) << 32) |
            mr[ERNIC_W(ERNIC_WRRDBUFLEN)];
 }
 
@@ -444,16 +454,6 @@ static inline uint64_t ernic_qp_addr(ErnicCore *c, uint32_t qpn, hwaddr lo,
     return ((uint64_t)ernic_qp_reg(c, qpn, hi) << 32) |
            ernic_qp_reg(c, qpn, lo);
 }
-
-/*
- * A field of a register value, by its mask in ernic_regs.h, as the Linux
- * driver's FIELD_GET()/FIELD_PREP() take the same masks: the masks are
- * stated once, for the device, the qtests and the driver.
- */
-#define ERNIC_FIELD_EX32(v, mask) \
-    extract32((v), ctz32(mask), ctpop32(mask))
-#define ERNIC_FIELD_DP32(v, mask, f) \
-    deposit32((v), ctz32(mask), ctpop32(mask), (f))
 
 /* The board's MAC address (MACXADDMSB, MACXADDLSB). */
 static inline void ernic_gcsr_mac(ErnicCore *c, uint8_t *mac)

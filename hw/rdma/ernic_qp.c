@@ -104,8 +104,7 @@ void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
     uint32_t adv = ernic_qp_reg(c, qpn, ERNIC_QPADVCONF);
     int i;
 
-    stw_be_p(p->src_mac, ernic_gcsr(c, ERNIC_MACXADDMSB));
-    stl_be_p(p->src_mac + 2, ernic_gcsr(c, ERNIC_MACXADDLSB));
+    ernic_gcsr_mac(c, p->src_mac);
     stw_be_p(p->dst_mac, ernic_qp_reg(c, qpn, ERNIC_MACDESADDMSB));
     stl_be_p(p->dst_mac + 2, ernic_qp_reg(c, qpn, ERNIC_MACDESADDLSB));
     p->ipv6 = qpconf & ERNIC_QPCONF_IPV6;
