@@ -24,12 +24,12 @@
 
 uint32_t qernic_rd(QErnic *e, uint32_t off)
 {
-    return qpci_io_readl(e->pdev, e->regs, off);
+    return qpci_io_readl(e->pdev, e->regs, e->reg + off);
 }
 
 void qernic_wr(QErnic *e, uint32_t off, uint32_t val)
 {
-    qpci_io_writel(e->pdev, e->regs, off, val);
+    qpci_io_writel(e->pdev, e->regs, e->reg + off, val);
 }
 
 uint32_t qernic_qp_rd(QErnic *e, uint32_t qpn, uint32_t off)
@@ -70,10 +70,22 @@ static uint64_t qernic_zalloc(QErnic *e, size_t size)
 
 void qernic_init(QErnic *e, const uint8_t *mac, uint32_t ip)
 {
-    memcpy(e->mac, mac, 6);
+    QErnicGlobalCfg cfg = {
+        .errbuf = qernic_zalloc(e, 16 * 256),
+        .fatalq = qernic_zalloc(e, 64 * ERNIC_IPKTERRQ_ENTRY_SIZE),
+        .udp_sport = QERNIC_UDP_SPORT,
+    };
+
+    qernic_setup(e, mac, ip, &cfg);
+}
+
+void qernic_setup(QErnic *e, const uint8_t *mac, uint32_t ip,
+                  const QErnicGlobalCfg *cfg)
+{
+    memmove(e->mac, mac, 6);    /* @mac may be e->mac */
     e->ip = ip;
-    e->errbuf = qernic_zalloc(e, 16 * 256);
-    e->fatalq = qernic_zalloc(e, 64 * ERNIC_IPKTERRQ_ENTRY_SIZE);
+    e->errbuf = cfg->errbuf;
+    e->fatalq = cfg->fatalq;
     qernic_wr(e, ERNIC_MACXADDLSB, ldl_be_p(mac + 2));
     qernic_wr(e, ERNIC_MACXADDMSB, lduw_be_p(mac));
     qernic_wr(e, ERNIC_IPv4XADD, ip);
@@ -85,8 +97,9 @@ void qernic_init(QErnic *e, const uint8_t *mac, uint32_t ip)
     qernic_wr(e, ERNIC_IPKTERRQSZ, 64);
     qernic_wr(e, ERNIC_INTEN, 0x1ff);
     qernic_wr(e, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN |
-              ERNIC_XRNICCONF_ERRBUF_EN | (31 << 8) |
-              (QERNIC_UDP_SPORT << ERNIC_XRNICCONF_UDPSRC_SHIFT));
+              ERNIC_XRNICCONF_ERRBUF_EN |
+              (cfg->ackgen << ERNIC_XRNICCONF_ACKGEN_SHIFT) | (31 << 8) |
+              (cfg->udp_sport << ERNIC_XRNICCONF_UDPSRC_SHIFT));
 }
 
 uint32_t qernic_mr(QErnic *e, uint32_t idx, uint32_t pd, uint64_t va,
@@ -119,6 +132,12 @@ void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
                        const QErnicPeer *peer)
 {
     QErnicQp *q = &e->qp[qpn];
+    QErnicQpCfg cfg = {
+        .sq_depth = QERNIC_SQ_DEPTH, .rq_depth = QERNIC_RQ_DEPTH,
+        .rqbuf = QERNIC_RQ_BUF, .pmtu = ERNIC_PMTU_1024,
+        .timeout = 14, .retry = 7, .rnr_retry = 7, .rnr_timer = 1,
+        .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
+    };
 
     g_assert(qpn >= 2 && qpn < QERNIC_QPS);
     memset(q, 0, sizeof(*q));
@@ -126,14 +145,24 @@ void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
     q->cq = qernic_zalloc(e, QERNIC_SQ_DEPTH * ERNIC_CQE_SIZE);
     q->rq = qernic_zalloc(e, QERNIC_RQ_DEPTH * QERNIC_RQ_BUF);
     q->db = qernic_zalloc(e, 64);
-    qernic_qp_wr64(e, qpn, ERNIC_SQBA, ERNIC_SQBAMSB, q->sq);
-    qernic_qp_wr64(e, qpn, ERNIC_CQBA, ERNIC_CQBAMSB, q->cq);
-    qernic_qp_wr64(e, qpn, ERNIC_RQBA, ERNIC_RQBAMSB, q->rq);
-    qernic_qp_wr64(e, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, q->db);
+    cfg.sq = q->sq;
+    cfg.cq = q->cq;
+    cfg.rq = q->rq;
+    cfg.cqdb = q->db;
+    cfg.rqdb = q->db + 16;
+    qernic_qp_setup(e, qpn, pd, peer, &cfg);
+}
+
+void qernic_qp_setup(QErnic *e, uint32_t qpn, uint32_t pd,
+                     const QErnicPeer *peer, const QErnicQpCfg *cfg)
+{
+    qernic_qp_wr64(e, qpn, ERNIC_SQBA, ERNIC_SQBAMSB, cfg->sq);
+    qernic_qp_wr64(e, qpn, ERNIC_CQBA, ERNIC_CQBAMSB, cfg->cq);
+    qernic_qp_wr64(e, qpn, ERNIC_RQBA, ERNIC_RQBAMSB, cfg->rq);
+    qernic_qp_wr64(e, qpn, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, cfg->cqdb);
     qernic_qp_wr64(e, qpn, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
-                   q->db + 16);
-    qernic_qp_wr(e, qpn, ERNIC_QDEPTH, QERNIC_RQ_DEPTH << 16 |
-                 QERNIC_SQ_DEPTH);
+                   cfg->rqdb);
+    qernic_qp_wr(e, qpn, ERNIC_QDEPTH, cfg->rq_depth << 16 | cfg->sq_depth);
     qernic_qp_wr(e, qpn, ERNIC_QPADVCONF, QERNIC_PKEY << 16 |
                  QERNIC_TTL << 8);
     qernic_qp_wr(e, qpn, ERNIC_DESTQPCONF, peer->qpn);
@@ -144,13 +173,12 @@ void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
     /* The last request "received": the one before the first expected. */
     qernic_qp_wr(e, qpn, ERNIC_LSTRQREQ, ((peer->rq_psn - 1) & 0xffffff) |
                  0x04u << 24);
-    qernic_qp_wr(e, qpn, ERNIC_TIMEOUTCONF, 14 | 7 << 8 | 7 << 11 |
-                 1 << 16);
+    qernic_qp_wr(e, qpn, ERNIC_TIMEOUTCONF, cfg->timeout | cfg->retry << 8 |
+                 cfg->rnr_retry << 11 | cfg->rnr_timer << 16);
     qernic_qp_wr(e, qpn, ERNIC_PD, pd);
-    qernic_qp_wr(e, qpn, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
-                 ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
-                 ERNIC_PMTU_1024 << ERNIC_QPCONF_PMTU_SHIFT |
-                 (QERNIC_RQ_BUF / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
+    qernic_qp_wr(e, qpn, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | cfg->qpconf |
+                 cfg->pmtu << ERNIC_QPCONF_PMTU_SHIFT |
+                 (cfg->rqbuf / 256) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
 }
 
 void qernic_wqe(uint8_t *wqe, uint8_t opcode, uint16_t wrid, uint64_t laddr,

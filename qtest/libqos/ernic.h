@@ -34,6 +34,7 @@ typedef struct QErnic {
     QTestState *qts;
     QPCIDevice *pdev;
     QPCIBar regs, eth;
+    uint32_t reg;               /* ERNIC's offset in regs (layout=reconic) */
     QGuestAllocator *alloc;
     uint8_t mac[6];
     uint32_t ip;
@@ -56,6 +57,26 @@ typedef struct QErnicPeer {
     uint32_t rq_psn;            /* first PSN it expects */
 } QErnicPeer;
 
+/* Global configuration with the caller's addresses (PG332 ch.6). */
+typedef struct QErnicGlobalCfg {
+    uint64_t errbuf;            /* error buffer: 16 entries of 256 bytes */
+    uint64_t fatalq;            /* incoming packet error status queue */
+    uint32_t ackgen;            /* XRNICCONF "ack generation" */
+    uint16_t udp_sport;         /* XRNICCONF UDP source port */
+} QErnicGlobalCfg;
+
+/* A QP's queues and timers as the caller chose them (PG332 ch.6). */
+typedef struct QErnicQpCfg {
+    uint64_t sq, cq, rq;        /* guest addresses of the queues */
+    uint64_t cqdb, rqdb;        /* of the CQ head and RQ write pointer */
+    uint32_t sq_depth, rq_depth;
+    uint32_t rqbuf;             /* bytes per receive buffer */
+    uint32_t pmtu;              /* ERNIC_PMTU_* */
+    uint32_t timeout, retry;    /* TIMEOUTCONFi fields */
+    uint32_t rnr_retry, rnr_timer;
+    uint32_t qpconf;            /* QPCONFi bits besides EN, PMTU, RQBUFSZ */
+} QErnicQpCfg;
+
 uint32_t qernic_rd(QErnic *e, uint32_t off);
 void qernic_wr(QErnic *e, uint32_t off, uint32_t val);
 uint32_t qernic_qp_rd(QErnic *e, uint32_t qpn, uint32_t off);
@@ -65,12 +86,18 @@ void qernic_eth_wr(QErnic *e, uint32_t off, uint32_t val);
 
 /* PG332 ch.6 global configuration: addresses, error records, enable. */
 void qernic_init(QErnic *e, const uint8_t *mac, uint32_t ip);
+/* The same with the error records at @cfg's addresses. */
+void qernic_setup(QErnic *e, const uint8_t *mac, uint32_t ip,
+                  const QErnicGlobalCfg *cfg);
 /* PD/MR table entry @idx (p.31); its R_Key is idx << 8 | key. */
 uint32_t qernic_mr(QErnic *e, uint32_t idx, uint32_t pd, uint64_t va,
                    uint64_t pa, uint32_t len, uint8_t key);
 /* QP @qpn (2..7) of PD @pd, connected to @peer: queues, PSNs, enable. */
 void qernic_qp_connect(QErnic *e, uint32_t qpn, uint32_t pd,
                        const QErnicPeer *peer);
+/* QP @qpn of PD @pd, connected to @peer, with @cfg's queues and timers. */
+void qernic_qp_setup(QErnic *e, uint32_t qpn, uint32_t pd,
+                     const QErnicPeer *peer, const QErnicQpCfg *cfg);
 /* Peer description of this device's QP @qpn, for a loopback pair. */
 QErnicPeer qernic_self(QErnic *e, uint32_t qpn, uint32_t sq_psn,
                        uint32_t rq_psn);
