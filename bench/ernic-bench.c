@@ -26,10 +26,10 @@ static double now(void)
 }
 
 /* Write @n WQEs at once and ring the doorbell once. */
-static int post_batch(Rig *r, uint8_t op, uint32_t len, int n)
+static int post_batch(ErnicRig *r, uint8_t op, uint32_t len, int n)
 {
     uint8_t wqes[BATCH * ERNIC_WQE_SIZE] = { 0 };
-    Dev *d = &r->d[0];
+    ErnicRigDev *d = &r->d[0];
     uint32_t first = d->sqpi % SQ_DEPTH;
 
     /* A batch ends at the end of the ring at the latest. */
@@ -47,23 +47,24 @@ static int post_batch(Rig *r, uint8_t op, uint32_t len, int n)
     qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + first * ERNIC_WQE_SIZE,
                    wqes, n * ERNIC_WQE_SIZE);
     d->sqpi += n;
-    qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
     return n;
 }
 
 /* Relay frames until the posted WQEs have completed. */
-static void drain(Rig *r, uint8_t op)
+static void drain(ErnicRig *r, uint8_t op)
 {
-    while (!all_done(r, 0, QPN_A)) {
-        pump_once(r, NULL);
+    while (!ernic_rig_all_done(r, 0, QPN_A)) {
+        ernic_rig_pump_once(r, NULL);
     }
     if (op == ERNIC_OP_SEND) {
         /* Software hands the RQ buffers back. */
-        qwr(r, 1, QPN_B, ERNIC_RQCI, qrd(r, 1, QPN_B, ERNIC_STATRQPIDB));
+        ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI,
+                      ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB));
     }
 }
 
-static void run_op(Rig *r, const char *name, uint8_t op, uint32_t len,
+static void run_op(ErnicRig *r, const char *name, uint8_t op, uint32_t len,
                    uint64_t bytes)
 {
     uint64_t msgs = MAX(bytes / len, 2 * BATCH);
@@ -94,7 +95,7 @@ static void run_op(Rig *r, const char *name, uint8_t op, uint32_t len,
  * Raw: @nframes frames of @flen bytes from device 0's Ethernet TX ring to
  * device 1's RX ring, through the same socket netdevs and relay.
  */
-static void run_raw(Rig *r, uint32_t len, uint32_t pmtu)
+static void run_raw(ErnicRig *r, uint32_t len, uint32_t pmtu)
 {
     uint32_t npkt = DIV_ROUND_UP(len, pmtu);
     uint32_t flen = MIN(len, pmtu) + 58 + 4;   /* headers + ICRC of RC */
@@ -112,21 +113,21 @@ static void run_raw(Rig *r, uint32_t len, uint32_t pmtu)
         stw_le_p(desc + 8, 9216);
         qtest_memwrite(r->qts, DEV_BASE(1) + ETH_RX_OFF + k * 16, desc, 16);
     }
-    txci = qpci_io_readl(r->d[0].pci, r->d[0].eth, ERNIC_ETH_TXCI);
+    txci = qpci_io_readl(r->d[0].e.pdev, r->d[0].e.eth, ERNIC_ETH_TXCI);
     t0 = now();
     while (sent < want) {
         uint32_t n = MIN(want - sent, ring / 2);
-        uint32_t base = qpci_io_readl(r->d[1].pci, r->d[1].eth,
+        uint32_t base = qpci_io_readl(r->d[1].e.pdev, r->d[1].e.eth,
                                       ERNIC_ETH_RXPKTCNT);
 
-        qpci_io_writel(r->d[1].pci, r->d[1].eth, ERNIC_ETH_RXPI,
-                       (qpci_io_readl(r->d[1].pci, r->d[1].eth,
+        qpci_io_writel(r->d[1].e.pdev, r->d[1].e.eth, ERNIC_ETH_RXPI,
+                       (qpci_io_readl(r->d[1].e.pdev, r->d[1].e.eth,
                                       ERNIC_ETH_RXCI) + n) % ring);
-        qpci_io_writel(r->d[0].pci, r->d[0].eth, ERNIC_ETH_TXPI,
+        qpci_io_writel(r->d[0].e.pdev, r->d[0].e.eth, ERNIC_ETH_TXPI,
                        (txci + sent + n) % ring);
-        while (qpci_io_readl(r->d[1].pci, r->d[1].eth, ERNIC_ETH_RXPKTCNT) -
-               base < n) {
-            pump_once(r, NULL);
+        while (qpci_io_readl(r->d[1].e.pdev, r->d[1].e.eth,
+                             ERNIC_ETH_RXPKTCNT) - base < n) {
+            ernic_rig_pump_once(r, NULL);
         }
         sent += n;
     }
@@ -144,31 +145,31 @@ static void bench(void)
     };
     const char *env = getenv("ERNIC_BENCH_MB");
     uint64_t bytes = (env ? atoi(env) : 64) << 20;
-    QpCfg cfg = default_cfg;
-    Rig *r = rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
 
     cfg.pmtu = ERNIC_PMTU_4096;
     cfg.rqbuf = 1024 * 1024;
     cfg.rq_depth = 32;
-    connect_pair(r, &cfg);
+    ernic_rig_connect_pair(r, &cfg);
     for (int i = 0; i < NDEV; i++) {
-        qpci_io_writel(r->d[i].pci, r->d[i].eth, ERNIC_ETH_TXBA,
+        qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, ERNIC_ETH_TXBA,
                        DEV_BASE(i) + ETH_TX_OFF);
-        qpci_io_writel(r->d[i].pci, r->d[i].eth, ERNIC_ETH_TXSZ, 256);
-        qpci_io_writel(r->d[i].pci, r->d[i].eth, ERNIC_ETH_RXBA,
+        qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, ERNIC_ETH_TXSZ, 256);
+        qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, ERNIC_ETH_RXBA,
                        DEV_BASE(i) + ETH_RX_OFF);
-        qpci_io_writel(r->d[i].pci, r->d[i].eth, ERNIC_ETH_RXSZ, 256);
-        qpci_io_writel(r->d[i].pci, r->d[i].eth, ERNIC_ETH_CTRL,
+        qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, ERNIC_ETH_RXSZ, 256);
+        qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, ERNIC_ETH_CTRL,
                        ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
     }
-    put_pattern(r, DEV_BASE(0) + SRC_OFF, 1024 * 1024, 1);
-    put_pattern(r, DEV_BASE(1) + MR_OFF, 1024 * 1024, 2);
+    ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 1024 * 1024, 1);
+    ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF, 1024 * 1024, 2);
     /* The raw frames: a non-RoCE frame to device 1's MAC. */
     {
         uint8_t f[9216] = { 0 };
 
-        memcpy(f, r->d[1].mac, 6);
-        memcpy(f + 6, r->d[0].mac, 6);
+        memcpy(f, r->d[1].e.mac, 6);
+        memcpy(f + 6, r->d[0].e.mac, 6);
         stw_be_p(f + 12, 0x88b5);       /* local experimental EtherType */
         qtest_memwrite(r->qts, DEV_BASE(0) + ETH_BUF_OFF, f, sizeof(f));
     }
@@ -184,7 +185,7 @@ static void bench(void)
         run_raw(r, lens[s], 4096);
     }
     /* The data is not checked here; the qtests do that. */
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 int main(int argc, char **argv)

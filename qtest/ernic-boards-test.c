@@ -28,28 +28,28 @@
 #define RN_SEED_OPCODE  0x0a
 #define CARD(off)       (ERNIC_RN_CARD_ADDR | (off))
 
-static void card_write(Rig *r, int i, uint64_t off, const void *buf,
+static void card_write(ErnicRig *r, int i, uint64_t off, const void *buf,
                        size_t len)
 {
-    qpci_memwrite(r->d[i].pci, r->d[i].card, off, buf, len);
+    qpci_memwrite(r->d[i].e.pdev, r->d[i].card, off, buf, len);
 }
 
-static void card_read(Rig *r, int i, uint64_t off, void *buf, size_t len)
+static void card_read(ErnicRig *r, int i, uint64_t off, void *buf, size_t len)
 {
-    qpci_memread(r->d[i].pci, r->d[i].card, off, buf, len);
+    qpci_memread(r->d[i].e.pdev, r->d[i].card, off, buf, len);
 }
 
-static void shell_wr(Rig *r, int i, uint32_t off, uint32_t val)
+static void shell_wr(ErnicRig *r, int i, uint32_t off, uint32_t val)
 {
-    qpci_io_writel(r->d[i].pci, r->d[i].bar, off, val);
+    qpci_io_writel(r->d[i].e.pdev, r->d[i].e.regs, off, val);
 }
 
-static uint32_t shell_rd(Rig *r, int i, uint32_t off)
+static uint32_t shell_rd(ErnicRig *r, int i, uint32_t off)
 {
-    return qpci_io_readl(r->d[i].pci, r->d[i].bar, off);
+    return qpci_io_readl(r->d[i].e.pdev, r->d[i].e.regs, off);
 }
 
-static uint32_t rn_mapctl(Rig *r, int i, uint32_t w)
+static uint32_t rn_mapctl(ErnicRig *r, int i, uint32_t w)
 {
     return shell_rd(r, i, ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE +
                     ERNIC_RN_AXIB_MAPCTL);
@@ -60,48 +60,48 @@ static uint32_t rn_mapctl(Rig *r, int i, uint32_t w)
  */
 
 /* open_rdma_dev() and config_rdma_global_csr(), in their order. */
-static void rn_open(Rig *r, int i)
+static void rn_open(ErnicRig *r, int i)
 {
-    Dev *d = &r->d[i];
+    ErnicRigDev *d = &r->d[i];
     uint64_t b = DEV_BASE(i);
 
-    rig_rn_bridge(r, i);        /* create_rn_dev() */
-    wr(r, i, ERNIC_DATBUFBA, b + 0xc0000);
-    wr(r, i, ERNIC_DATBUFBAMSB, 0);
-    wr(r, i, ERNIC_DATBUFSZ, (4096u << 16) | 4096);
-    wr(r, i, ERNIC_IPKTERRQBA, b + FATALQ_OFF);
-    wr(r, i, ERNIC_IPKTERRQBAMSB, 0);
-    wr(r, i, ERNIC_IPKTERRQSZ, 8192);
-    wr(r, i, ERNIC_ERRBUFBA, b + ERRBUF_OFF);
-    wr(r, i, ERNIC_ERRBUFBAMSB, 0);
-    wr(r, i, ERNIC_ERRBUFSZ, (256u << 16) | 16);
-    wr(r, i, ERNIC_RESPERRPKTBA, b + 0xd0000);
-    wr(r, i, ERNIC_RESPERRPKTBAMSB, 0);
-    wr(r, i, ERNIC_RESPERRSZ, 65536);
-    wr(r, i, ERNIC_RESPERRSZMSB, 0);
-    wr(r, i, ERNIC_INTEN, 0xff);
-    wr(r, i, ERNIC_MACXADDLSB, be32(d->mac + 2));
-    wr(r, i, ERNIC_MACXADDMSB, lduw_be_p(d->mac));
-    wr(r, i, ERNIC_IPv4XADD, d->ip);
-    wr(r, i, ERNIC_XRNICCONF, (UDP_SPORT << 16) | (8 << 8) |
-       ERNIC_XRNICCONF_ERRBUF_EN | ERNIC_XRNICCONF_EN);
-    wr(r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS |
-       (10 << ERNIC_XRNICADCONF_BASECNT_SHIFT));
+    ernic_rig_rn_bridge(r, i);        /* create_rn_dev() */
+    ernic_rig_wr(r, i, ERNIC_DATBUFBA, b + 0xc0000);
+    ernic_rig_wr(r, i, ERNIC_DATBUFBAMSB, 0);
+    ernic_rig_wr(r, i, ERNIC_DATBUFSZ, (4096u << 16) | 4096);
+    ernic_rig_wr(r, i, ERNIC_IPKTERRQBA, b + FATALQ_OFF);
+    ernic_rig_wr(r, i, ERNIC_IPKTERRQBAMSB, 0);
+    ernic_rig_wr(r, i, ERNIC_IPKTERRQSZ, 8192);
+    ernic_rig_wr(r, i, ERNIC_ERRBUFBA, b + ERRBUF_OFF);
+    ernic_rig_wr(r, i, ERNIC_ERRBUFBAMSB, 0);
+    ernic_rig_wr(r, i, ERNIC_ERRBUFSZ, (256u << 16) | 16);
+    ernic_rig_wr(r, i, ERNIC_RESPERRPKTBA, b + 0xd0000);
+    ernic_rig_wr(r, i, ERNIC_RESPERRPKTBAMSB, 0);
+    ernic_rig_wr(r, i, ERNIC_RESPERRSZ, 65536);
+    ernic_rig_wr(r, i, ERNIC_RESPERRSZMSB, 0);
+    ernic_rig_wr(r, i, ERNIC_INTEN, 0xff);
+    ernic_rig_wr(r, i, ERNIC_MACXADDLSB, ernic_rig_be32(d->e.mac + 2));
+    ernic_rig_wr(r, i, ERNIC_MACXADDMSB, lduw_be_p(d->e.mac));
+    ernic_rig_wr(r, i, ERNIC_IPv4XADD, d->e.ip);
+    ernic_rig_wr(r, i, ERNIC_XRNICCONF, (UDP_SPORT << 16) | (8 << 8) |
+                 ERNIC_XRNICCONF_ERRBUF_EN | ERNIC_XRNICCONF_EN);
+    ernic_rig_wr(r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS |
+                 (10 << ERNIC_XRNICADCONF_BASECNT_SHIFT));
 }
 
 /* allocate_rdma_pd(0) and rdma_register_memory_region(): VA == PA. */
-static void rn_mr(Rig *r, int i, uint64_t addr, uint32_t len)
+static void rn_mr(ErnicRig *r, int i, uint64_t addr, uint32_t len)
 {
     uint32_t e = ERNIC_PDT_OFFSET(0);
 
-    wr(r, i, e + ERNIC_PDPDNUM, 0);
-    wr(r, i, e + ERNIC_VIRTADDRLSB, addr);
-    wr(r, i, e + ERNIC_VIRTADDRMSB, addr >> 32);
-    wr(r, i, e + ERNIC_BUFBASEADDRLSB, addr);
-    wr(r, i, e + ERNIC_BUFBASEADDRMSB, addr >> 32);
-    wr(r, i, e + ERNIC_BUFRKEY, RN_RKEY);
-    wr(r, i, e + ERNIC_WRRDBUFLEN, len);
-    wr(r, i, e + ERNIC_ACCESSDESC, ERNIC_ACCESS_READ_WRITE);
+    ernic_rig_wr(r, i, e + ERNIC_PDPDNUM, 0);
+    ernic_rig_wr(r, i, e + ERNIC_VIRTADDRLSB, addr);
+    ernic_rig_wr(r, i, e + ERNIC_VIRTADDRMSB, addr >> 32);
+    ernic_rig_wr(r, i, e + ERNIC_BUFBASEADDRLSB, addr);
+    ernic_rig_wr(r, i, e + ERNIC_BUFBASEADDRMSB, addr >> 32);
+    ernic_rig_wr(r, i, e + ERNIC_BUFRKEY, RN_RKEY);
+    ernic_rig_wr(r, i, e + ERNIC_WRRDBUFLEN, len);
+    ernic_rig_wr(r, i, e + ERNIC_ACCESSDESC, ERNIC_ACCESS_READ_WRITE);
 }
 
 /*
@@ -110,29 +110,32 @@ static void rn_mr(Rig *r, int i, uint64_t addr, uint32_t len)
  * 512 (point 1) and the last request's opcode is seeded 0x0A (point 2).
  * @q is where SQ, CQ and RQ live: host memory or the card's.
  */
-static void rn_qp(Rig *r, int i, uint64_t q)
+static void rn_qp(ErnicRig *r, int i, uint64_t q)
 {
-    Dev *p = &r->d[1 - i];
+    ErnicRigDev *p = &r->d[1 - i];
     uint64_t b = DEV_BASE(i);
 
-    qwr(r, i, RN_QPN, ERNIC_IPDESADDR1, p->ip);
-    qwr(r, i, RN_QPN, ERNIC_MACDESADDLSB, be32(p->mac + 2));
-    qwr(r, i, RN_QPN, ERNIC_MACDESADDMSB, lduw_be_p(p->mac));
-    wr64(r, i, RN_QPN, ERNIC_SQBA, ERNIC_SQBAMSB, q + SQ_OFF);
-    wr64(r, i, RN_QPN, ERNIC_CQBA, ERNIC_CQBAMSB, q + CQ_OFF);
-    wr64(r, i, RN_QPN, ERNIC_RQBA, ERNIC_RQBAMSB, q + RQ_OFF);
-    wr64(r, i, RN_QPN, ERNIC_CQDBADD, ERNIC_CQDBADDMSB, b + CQDB_OFF);
-    wr64(r, i, RN_QPN, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
-         b + RQDB_OFF);
-    qwr(r, i, RN_QPN, ERNIC_DESTQPCONF, RN_QPN);
-    qwr(r, i, RN_QPN, ERNIC_QDEPTH, RN_DEPTH | (RN_DEPTH << 16));
-    qwr(r, i, RN_QPN, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | 0xc | 0x30 |
-        (ERNIC_PMTU_4096 << ERNIC_QPCONF_PMTU_SHIFT) |
-        (RN_RQE_SIZE << ERNIC_QPCONF_RQBUFSZ_SHIFT));
-    qwr(r, i, RN_QPN, ERNIC_QPADVCONF, (RN_PKEY << 16) | (64 << 8));
-    qwr(r, i, RN_QPN, ERNIC_PD, 0);
-    qwr(r, i, RN_QPN, ERNIC_LSTRQREQ, (RN_SEED_OPCODE << 24) | RN_PSN);
-    qwr(r, i, RN_QPN, ERNIC_SQPSN, RN_PSN + 1);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_IPDESADDR1, p->e.ip);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_MACDESADDLSB,
+                  ernic_rig_be32(p->e.mac + 2));
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_MACDESADDMSB, lduw_be_p(p->e.mac));
+    ernic_rig_qwr64(r, i, RN_QPN, ERNIC_SQBA, ERNIC_SQBAMSB, q + SQ_OFF);
+    ernic_rig_qwr64(r, i, RN_QPN, ERNIC_CQBA, ERNIC_CQBAMSB, q + CQ_OFF);
+    ernic_rig_qwr64(r, i, RN_QPN, ERNIC_RQBA, ERNIC_RQBAMSB, q + RQ_OFF);
+    ernic_rig_qwr64(r, i, RN_QPN, ERNIC_CQDBADD, ERNIC_CQDBADDMSB,
+                    b + CQDB_OFF);
+    ernic_rig_qwr64(r, i, RN_QPN, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB,
+                    b + RQDB_OFF);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_DESTQPCONF, RN_QPN);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_QDEPTH, RN_DEPTH | (RN_DEPTH << 16));
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | 0xc | 0x30 |
+                  (ERNIC_PMTU_4096 << ERNIC_QPCONF_PMTU_SHIFT) |
+                  (RN_RQE_SIZE << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_QPADVCONF, (RN_PKEY << 16) | (64 << 8));
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_PD, 0);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_LSTRQREQ, (RN_SEED_OPCODE << 24) |
+                  RN_PSN);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_SQPSN, RN_PSN + 1);
 }
 
 typedef struct RnQp {
@@ -143,12 +146,12 @@ typedef struct RnQp {
 } RnQp;
 
 /* Two RecoNIC cards, each with QP 2 connected to the other's. */
-static Rig *rn_start(RnQp *qp, bool card_queues)
+static ErnicRig *rn_start(RnQp *qp, bool card_queues)
 {
-    Rig *r = g_new0(Rig, 1);
+    ErnicRig *r = g_new0(ErnicRig, 1);
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
+    ernic_rig_launch_dev(r, RN_DEV, NULL);
+    ernic_rig_attach_all(r);
     for (int i = 0; i < NDEV; i++) {
         qp[i].card = card_queues;
         qp[i].q = card_queues ? CARD(0x400000) : DEV_BASE(i);
@@ -159,7 +162,7 @@ static Rig *rn_start(RnQp *qp, bool card_queues)
 }
 
 /* create_a_wqe(): a WQE at wqe_idx, in host or card memory. */
-static void rn_wqe(Rig *r, int i, RnQp *qp, uint32_t idx, uint8_t opcode,
+static void rn_wqe(ErnicRig *r, int i, RnQp *qp, uint32_t idx, uint8_t opcode,
                    uint64_t laddr, uint32_t len, uint64_t roff)
 {
     uint8_t wqe[ERNIC_WQE_SIZE];
@@ -177,25 +180,26 @@ static void rn_wqe(Rig *r, int i, RnQp *qp, uint32_t idx, uint8_t opcode,
  * rdma_post_batch_send(): SQPIi += n, counting up for ever (point 3), then
  * wait until CQHEADi has caught up with it.
  */
-static void rn_post(Rig *r, int i, RnQp *qp, uint32_t n)
+static void rn_post(ErnicRig *r, int i, RnQp *qp, uint32_t n)
 {
     qp->sq_pidb += n;
-    qwr(r, i, RN_QPN, ERNIC_SQPI, qp->sq_pidb);
-    PUMP(r, NULL, qrd(r, i, RN_QPN, ERNIC_CQHEAD) == qp->sq_pidb);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_SQPI, qp->sq_pidb);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, i, RN_QPN, ERNIC_CQHEAD) ==
+                   qp->sq_pidb);
     qp->sq_cidb = qp->sq_pidb;
 }
 
-static uint8_t *rn_card_pattern(Rig *r, int i, uint64_t off, size_t n,
+static uint8_t *rn_card_pattern(ErnicRig *r, int i, uint64_t off, size_t n,
                                 uint32_t seed)
 {
     uint8_t *p = g_malloc(n);
 
-    fill(p, n, seed);
+    ernic_rig_fill(p, n, seed);
     card_write(r, i, off, p, n);
     return p;
 }
 
-static void rn_card_check(Rig *r, int i, uint64_t off, const uint8_t *want,
+static void rn_card_check(ErnicRig *r, int i, uint64_t off, const uint8_t *want,
                           size_t n)
 {
     g_autofree uint8_t *got = g_malloc(n);
@@ -207,29 +211,29 @@ static void rn_card_check(Rig *r, int i, uint64_t off, const uint8_t *want,
 /* The BAR map RecoNIC's library expects, and the bridge's windows. */
 static void test_rn_layout(void)
 {
-    Rig *r = g_new0(Rig, 1);
+    ErnicRig *r = g_new0(ErnicRig, 1);
 
-    rig_launch_dev(r, RN_DEV, NULL);
-    rig_attach_all(r);
-    g_assert_cmphex(qpci_config_readw(r->d[0].pci, PCI_DEVICE_ID), ==,
+    ernic_rig_launch_dev(r, RN_DEV, NULL);
+    ernic_rig_attach_all(r);
+    g_assert_cmphex(qpci_config_readw(r->d[0].e.pdev, PCI_DEVICE_ID), ==,
                     ERNIC_RN_PCI_DEVICE_ID);
     g_assert_cmphex(r->d[0].card_size, ==, 16 << 20);
     /* ERNIC at 0x40000 of BAR2, with its reset values. */
     g_assert_cmphex(shell_rd(r, 0, ERNIC_RN_ERNIC_BASE + ERNIC_RESPHNDSTS),
                     ==, 0x10000);
-    g_assert_cmphex(rd(r, 0, ERNIC_MACXADDLSB), ==, 0x00e33200);
-    g_assert_cmphex(qrd(r, 0, RN_QPN, ERNIC_STATQP), ==, 0x600);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MACXADDLSB), ==, 0x00e33200);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATQP), ==, 0x600);
     /* ERNIC-X without user QPs: RecoNIC has no BAR3 for their pages. */
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTFEAT), ==,
                     ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB);
-    g_assert_cmphex(qpci_config_readl(r->d[0].pci, PCI_BASE_ADDRESS_3), ==,
+    g_assert_cmphex(qpci_config_readl(r->d[0].e.pdev, PCI_BASE_ADDRESS_3), ==,
                     0);
-    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_UDB);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_MR);
-    wr(r, 0, ERNIC_EXTCTRL, 0);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_UDB);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_MR);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, 0);
     /* The bridge's windows come out of reset invalid. */
     g_assert_cmphex(rn_mapctl(r, 0, 0), ==, 0);
-    rig_rn_bridge(r, 0);
+    ernic_rig_rn_bridge(r, 0);
     for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
         uint32_t b = ERNIC_RN_AXIB_BASE + w * ERNIC_RN_AXIB_STRIDE;
 
@@ -243,9 +247,9 @@ static void test_rn_layout(void)
     g_assert_cmphex(shell_rd(r, 0, 0x102000), ==, 0);
     /* Card memory through BAR4 keeps what is written to it. */
     card_write(r, 0, 0xfff000, "reconic", 8);
-    g_assert_cmphex(qpci_io_readl(r->d[0].pci, r->d[0].card, 0xfff000), ==,
+    g_assert_cmphex(qpci_io_readl(r->d[0].e.pdev, r->d[0].card, 0xfff000), ==,
                     ldl_le_p("reco"));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -256,7 +260,7 @@ static void test_rn_write(void)
 {
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0x100000), 0x10000);
@@ -264,12 +268,12 @@ static void test_rn_write(void)
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0x200000), 0x10000,
            CARD(0x100000));
     rn_post(r, 0, &qp[0], 1);
-    g_assert_cmphex(qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
     rn_card_check(r, 1, 0x100000, p, 0x10000);
     /* Not one byte went to host memory at the same offsets. */
     g_assert_cmphex(qtest_readl(r->qts, 0x100000), ==, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -281,7 +285,7 @@ static void test_rn_read(void)
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
     uint32_t c;
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, true);
     rn_mr(r, 1, CARD(0x100000), 0x20000);
@@ -292,7 +296,7 @@ static void test_rn_read(void)
     rn_card_check(r, 0, 0x300000, p, 0x20000);
     card_read(r, 0, 0x400000 + CQ_OFF, &c, 4);
     g_assert_cmphex(le32_to_cpu(c), ==, CQE(ERNIC_OP_READ, 0));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -306,26 +310,26 @@ static void test_rn_send_recv(void)
     g_autofree uint8_t *p1 = NULL;
     g_autofree uint8_t *p2 = NULL;
     uint32_t rq_pidb;
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
-    p1 = put_pattern(r, DEV_BASE(1) + SRC_OFF, 0x10000, 3);
-    p2 = put_pattern(r, DEV_BASE(1) + SRC_OFF + 0x10000, 3000, 4);
+    p1 = ernic_rig_put_pattern(r, DEV_BASE(1) + SRC_OFF, 0x10000, 3);
+    p2 = ernic_rig_put_pattern(r, DEV_BASE(1) + SRC_OFF + 0x10000, 3000, 4);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 0x10000, 0);
     rn_post(r, 1, &qp[1], 1);
     /* poll_rq_pidb(), then the RQE at (rq_pidb - 1). */
-    rq_pidb = qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB);
+    rq_pidb = ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB);
     g_assert_cmpuint(rq_pidb, ==, 1);
     g_assert_cmpuint(qtest_readl(r->qts, DEV_BASE(0) + RQDB_OFF), ==, 1);
-    assert_mem(r, DEV_BASE(0) + RQ_OFF, p1, 0x10000);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + RQ_OFF, p1, 0x10000);
     /* rdma_release_rq_consumed(): RQCIi = rq_pidb. */
-    qwr(r, 0, RN_QPN, ERNIC_RQCI, rq_pidb);
+    ernic_rig_qwr(r, 0, RN_QPN, ERNIC_RQCI, rq_pidb);
     rn_wqe(r, 1, &qp[1], 1, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF + 0x10000,
            3000, 0);
     rn_post(r, 1, &qp[1], 1);
-    g_assert_cmpuint(qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB), ==, 2);
-    assert_mem(r, DEV_BASE(0) + RQ_OFF + RN_RQE_SIZE * 256, p2, 3000);
-    rig_stop(r);
+    g_assert_cmpuint(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB), ==, 2);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + RQ_OFF + RN_RQE_SIZE * 256, p2, 3000);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -338,7 +342,7 @@ static void test_rn_batch(void)
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *p = NULL;
     uint32_t idx = 0;
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0), 0x100000);
@@ -349,10 +353,11 @@ static void test_rn_batch(void)
                    CARD(0x200000 + idx * 4096), 4096, CARD(idx * 4096));
         }
         rn_post(r, 0, &qp[0], 40);
-        g_assert_cmpuint(qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 40 * (b + 1));
+        g_assert_cmpuint(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==,
+                         40 * (b + 1));
     }
     rn_card_check(r, 1, 0, p, 120 * 4096);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -361,9 +366,9 @@ static void test_rn_batch(void)
  * zeroed (point 9): the SEND still arrives, STATRQPIDBi advances, and
  * nothing is written to address 0.
  */
-static void rn_destroy(Rig *r, int i)
+static void rn_destroy(ErnicRig *r, int i)
 {
-    uint32_t v = qrd(r, i, RN_QPN, ERNIC_STATQP);
+    uint32_t v = ernic_rig_qrd(r, i, RN_QPN, ERNIC_STATQP);
     static const uint32_t zeroed[] = {
         ERNIC_RQWPTRDBADD, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
         ERNIC_STATRQPIDB, ERNIC_STATCURSQPTR, ERNIC_SQPSN, ERNIC_LSTRQREQ,
@@ -372,15 +377,19 @@ static void rn_destroy(Rig *r, int i)
 
     /* STATQPi[7:0] == 0 and [10:9] == 2'b11: no fatal recovery needed. */
     g_assert_cmphex(v & 0x6ff, ==, 0x600);
-    g_assert_cmphex(qrd(r, i, RN_QPN, ERNIC_CQHEAD), ==,
-                    qrd(r, i, RN_QPN, ERNIC_SQPI));
-    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) | 1);
-    qwr(r, i, RN_QPN, ERNIC_QPCONF, qrd(r, i, RN_QPN, ERNIC_QPCONF) & ~1u);
+    g_assert_cmphex(ernic_rig_qrd(r, i, RN_QPN, ERNIC_CQHEAD), ==,
+                    ernic_rig_qrd(r, i, RN_QPN, ERNIC_SQPI));
+    ernic_rig_wr(r, i, ERNIC_XRNICADCONF,
+                 ernic_rig_rd(r, i, ERNIC_XRNICADCONF) | 1);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_QPCONF,
+                  ernic_rig_qrd(r, i, RN_QPN, ERNIC_QPCONF) & ~1u);
     for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
-        qwr(r, i, RN_QPN, zeroed[k], 0);
+        ernic_rig_qwr(r, i, RN_QPN, zeroed[k], 0);
     }
-    qwr(r, i, RN_QPN, ERNIC_QPCONF, qrd(r, i, RN_QPN, ERNIC_QPCONF) | 0x40);
-    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) & ~1u);
+    ernic_rig_qwr(r, i, RN_QPN, ERNIC_QPCONF,
+                  ernic_rig_qrd(r, i, RN_QPN, ERNIC_QPCONF) | 0x40);
+    ernic_rig_wr(r, i, ERNIC_XRNICADCONF,
+                 ernic_rig_rd(r, i, ERNIC_XRNICADCONF) & ~1u);
 }
 
 static void test_rn_destroy(void)
@@ -389,35 +398,37 @@ static void test_rn_destroy(void)
     g_autofree uint8_t *p = NULL;
     static const uint8_t sentinel[8] = "ADDRZERO";
     uint8_t low[8];
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     qtest_memwrite(r->qts, 0, sentinel, sizeof(sentinel));
-    p = put_pattern(r, DEV_BASE(1) + SRC_OFF, 1000, 6);
+    p = ernic_rig_put_pattern(r, DEV_BASE(1) + SRC_OFF, 1000, 6);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 1000, 0);
     rn_post(r, 1, &qp[1], 1);
-    assert_mem(r, DEV_BASE(0) + RQ_OFF, p, 1000);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + RQ_OFF, p, 1000);
     for (int i = 0; i < NDEV; i++) {
         rn_destroy(r, i);
-        g_assert_cmphex(qrd(r, i, RN_QPN, ERNIC_RQWPTRDBADD), ==, 0);
-        g_assert_cmphex(qrd(r, i, RN_QPN, ERNIC_QPCONF) &
+        g_assert_cmphex(ernic_rig_qrd(r, i, RN_QPN, ERNIC_RQWPTRDBADD), ==, 0);
+        g_assert_cmphex(ernic_rig_qrd(r, i, RN_QPN, ERNIC_QPCONF) &
                         (ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_UNDER_RECOVERY),
                         ==, ERNIC_QPCONF_UNDER_RECOVERY);
         /* The next run: enabled again, PSNs anew, doorbell address 0. */
-        qwr(r, i, RN_QPN, ERNIC_QPCONF, (qrd(r, i, RN_QPN, ERNIC_QPCONF) &
-                                         ~0x40u) | ERNIC_QPCONF_QP_EN);
-        qwr(r, i, RN_QPN, ERNIC_LSTRQREQ, (RN_SEED_OPCODE << 24) | RN_PSN);
-        qwr(r, i, RN_QPN, ERNIC_SQPSN, RN_PSN + 1);
+        ernic_rig_qwr(r, i, RN_QPN, ERNIC_QPCONF,
+                      (ernic_rig_qrd(r, i, RN_QPN, ERNIC_QPCONF) & ~0x40u) |
+                      ERNIC_QPCONF_QP_EN);
+        ernic_rig_qwr(r, i, RN_QPN, ERNIC_LSTRQREQ, (RN_SEED_OPCODE << 24) |
+                      RN_PSN);
+        ernic_rig_qwr(r, i, RN_QPN, ERNIC_SQPSN, RN_PSN + 1);
         qp[i].sq_pidb = qp[i].sq_cidb = 0;
     }
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF + 100, 500,
            0);
     rn_post(r, 1, &qp[1], 1);
-    g_assert_cmpuint(qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB), ==, 1);
-    assert_mem(r, DEV_BASE(0) + RQ_OFF, p + 100, 500);
+    g_assert_cmpuint(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + RQ_OFF, p + 100, 500);
     qtest_memread(r->qts, 0, low, sizeof(low));
     g_assert_cmpmem(low, sizeof(low), sentinel, sizeof(sentinel));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* An engine access past the end of card memory fails; nothing wraps. */
@@ -425,7 +436,7 @@ static void test_rn_card_bounds(void)
 {
     RnQp qp[NDEV] = { 0 };
     uint8_t got[8], zero[8] = { 0 };
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0), 0x2000000);
@@ -433,15 +444,16 @@ static void test_rn_card_bounds(void)
     /* The local buffer runs 4 KiB past the card's 16 MiB. */
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0xfff000), 0x2000, CARD(0));
     qp[0].sq_pidb = 1;
-    qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
-    PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    ernic_rig_qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
     /* The failed read of WQE data: "WQE processor" (Table 2-4). */
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
     /* The second packet, which would have read offset 0, never left. */
     card_read(r, 1, 0x1000, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 #define RN_WIN(w)       ((uint64_t)(w) << ERNIC_RN_AXIB_WIN_SHIFT)
@@ -459,12 +471,12 @@ static void test_rn_bridge_xlate(void)
     g_autofree uint8_t *p = NULL;
     g_autofree uint8_t *q = NULL;
     uint64_t src = DEV_BASE(0) + SRC_OFF, dst = DEV_BASE(0) + MR_OFF;
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
-    rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    ernic_rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
     rn_mr(r, 1, CARD(0x100000), 0x20000);
-    p = put_pattern(r, src, 0x10000, 7);
+    p = ernic_rig_put_pattern(r, src, 0x10000, 7);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, RN_WIN(1) | src, 0x10000,
            CARD(0x100000));
     rn_post(r, 0, &qp[0], 1);
@@ -473,10 +485,10 @@ static void test_rn_bridge_xlate(void)
     rn_wqe(r, 0, &qp[0], 1, ERNIC_OP_READ, RN_WIN(1) | dst, 0x10000,
            CARD(0x110000));
     rn_post(r, 0, &qp[0], 1);
-    assert_mem(r, dst, q, 0x10000);
+    ernic_rig_assert_mem(r, dst, q, 0x10000);
     g_assert_cmphex(rn_mapctl(r, 0, 1), ==, RN_RW | 0x2000000);
-    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -490,7 +502,7 @@ static void test_rn_bridge_refuse(void)
     RnQp qp[NDEV] = { 0 };
     g_autofree uint8_t *q = NULL;
     uint8_t got[8], zero[8] = { 0 };
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     rn_mr(r, 0, CARD(0), 0x100000);
@@ -500,37 +512,39 @@ static void test_rn_bridge_refuse(void)
      * host 0: the first page lands there, the second is refused. Device
      * 0, still healthy, answers.
      */
-    rig_rn_window(r, 1, 2, 0, RN_RW | 1);
+    ernic_rig_rn_window(r, 1, 2, 0, RN_RW | 1);
     q = rn_card_pattern(r, 0, 0x10000, 0x2000, 9);
     rn_wqe(r, 1, &qp[1], 0, ERNIC_OP_READ, RN_WIN(2), 0x2000,
            CARD(0x10000));
-    qwr(r, 1, RN_QPN, ERNIC_SQPI, 1);
-    PUMP(r, NULL, qrd(r, 1, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    ernic_rig_qwr(r, 1, RN_QPN, ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, RN_QPN, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
     g_assert_cmphex(rn_mapctl(r, 1, 2) & ERNIC_RN_AXIB_ERROR, ==,
                     ERNIC_RN_AXIB_ERROR);
     g_assert_cmphex(rn_mapctl(r, 1, 1) & ERNIC_RN_AXIB_ERROR, ==, 0);
     /* The READ completes in error (PG332 p.14). */
-    g_assert_cmphex(qrd(r, 1, RN_QPN, ERNIC_CQHEAD), ==, 1);
-    g_assert_cmphex(cqe(r, 1, 0) & ERNIC_CQE_ERRFLAG_MASK, !=, 0);
-    assert_mem(r, 0, q, 0x1000);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, RN_QPN, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 0) & ERNIC_CQE_ERRFLAG_MASK, !=, 0);
+    ernic_rig_assert_mem(r, 0, q, 0x1000);
     /*
      * Device 0 WRITEs from a write-only window: the read of its data fails
      * before a packet leaves, so device 1, FATAL now, is not needed.
      */
-    rig_rn_window(r, 0, 1, 0, ERNIC_RN_AXIB_WRITE | 0x2000000);
+    ernic_rig_rn_window(r, 0, 1, 0, ERNIC_RN_AXIB_WRITE | 0x2000000);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE,
            RN_WIN(1) | (DEV_BASE(0) + SRC_OFF), 0x1000, CARD(0));
-    qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
-    PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
     g_assert_cmphex(rn_mapctl(r, 0, 1), ==, ERNIC_RN_AXIB_WRITE |
                     ERNIC_RN_AXIB_ERROR | 0x2000000);
     card_read(r, 1, 0, got, sizeof(got));
     g_assert_cmpmem(got, sizeof(got), zero, sizeof(zero));
-    rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
+    ernic_rig_rn_window(r, 0, 1, 0, RN_RW | 0x2000000);
     g_assert_cmphex(rn_mapctl(r, 0, 1), ==, RN_RW | 0x2000000);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -540,20 +554,21 @@ static void test_rn_bridge_refuse(void)
 static void test_rn_bridge_outside(void)
 {
     RnQp qp[NDEV] = { 0 };
-    Rig *r;
+    ErnicRig *r;
 
     r = rn_start(qp, false);
     rn_mr(r, 1, CARD(0), 0x100000);
     rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE,
            ERNIC_RN_AXI_BAR_SIZE | (DEV_BASE(0) + SRC_OFF), 0x1000, CARD(0));
-    qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
-    PUMP(r, NULL, qrd(r, 0, RN_QPN, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_qwr(r, 0, RN_QPN, ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (RN_QPN << 16) | ERNIC_FATAL_WQE_PROCESSOR);
     for (uint32_t w = 0; w < ERNIC_RN_AXIB_WINDOWS; w++) {
         g_assert_cmphex(rn_mapctl(r, 0, w), ==, RN_RW | 0x2000000);
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -561,46 +576,48 @@ static void test_rn_bridge_outside(void)
  */
 
 /* SEND, WRITE and READ both ways, verified (ernic-rig.h). */
-static void both_ways(Rig *r, uint32_t seed)
+static void both_ways(ErnicRig *r, uint32_t seed)
 {
-    First first = { 0 };
+    ErnicRigFirst first = { 0 };
 
-    traffic(r, &first, seed);
+    ernic_rig_traffic(r, &first, seed);
 }
 
 /* XIB's QP bring-up: the connection's values, QPCONF last, seed 0x02. */
-static void xib_qp(Rig *r, int i, uint32_t qpn, uint32_t dqpn, uint32_t psn,
-                   uint32_t rpsn)
+static void xib_qp(ErnicRig *r, int i, uint32_t qpn, uint32_t dqpn,
+                   uint32_t psn, uint32_t rpsn)
 {
-    setup_qp(r, i, qpn, 1 - i, dqpn, psn, rpsn, &default_cfg, DEV_BASE(i));
-    qwr(r, i, qpn, ERNIC_LSTRQREQ, (0x02u << 24) | ((rpsn - 1) & 0xffffff));
+    ernic_rig_setup_qp(r, i, qpn, 1 - i, dqpn, psn, rpsn,
+                       &ernic_rig_default_cfg, DEV_BASE(i));
+    ernic_rig_qwr(r, i, qpn, ERNIC_LSTRQREQ, (0x02u << 24) |
+                  ((rpsn - 1) & 0xffffff));
 }
 
-static void xib_start(Rig *r)
+static void xib_start(ErnicRig *r)
 {
     for (int i = 0; i < NDEV; i++) {
-        setup_global(r, i, 0);
+        ernic_rig_setup_global(r, i, 0);
         /* Point 4: XRNICADCONF as a whole word, 1 then 0. */
-        wr(r, i, ERNIC_XRNICADCONF, 1);
-        g_assert_cmphex(rd(r, i, ERNIC_XRNICADCONF), ==, 1);
-        wr(r, i, ERNIC_XRNICADCONF, 0);
-        g_assert_cmphex(rd(r, i, ERNIC_XRNICADCONF), ==, 0);
+        ernic_rig_wr(r, i, ERNIC_XRNICADCONF, 1);
+        g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_XRNICADCONF), ==, 1);
+        ernic_rig_wr(r, i, ERNIC_XRNICADCONF, 0);
+        g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_XRNICADCONF), ==, 0);
     }
     xib_qp(r, 0, QPN_A, QPN_B, PSN_A, PSN_B);
     xib_qp(r, 1, QPN_B, QPN_A, PSN_B, PSN_A);
 }
 
 /* Drop the first data packet: a timeout must bring it again. */
-static Verdict drop_first(void *opaque, int from, const uint8_t *f,
-                          size_t len)
+static ErnicRigVerdict drop_first(void *opaque, int from, const uint8_t *f,
+                                  size_t len)
 {
     bool *dropped = opaque;
 
     if (from == 0 && !*dropped) {
         *dropped = true;
-        return DROP;
+        return ERNIC_RIG_DROP;
     }
-    return FWD;
+    return ERNIC_RIG_FWD;
 }
 
 /*
@@ -610,14 +627,14 @@ static Verdict drop_first(void *opaque, int from, const uint8_t *f,
  */
 static void test_xib_doorbells(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     bool dropped = false;
-    Wire w = { .filter = drop_first, .opaque = &dropped };
+    ErnicRigWire w = { .filter = drop_first, .opaque = &dropped };
     g_autofree uint8_t *p = NULL;
     uint32_t db = 0;
 
     xib_start(r);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2 * SQ_DEPTH * 256, 7);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 2 * SQ_DEPTH * 256, 7);
     for (int n = 0; n < 2 * SQ_DEPTH + 5; n++) {
         uint8_t wqe[ERNIC_WQE_SIZE];
         uint32_t slot = db % SQ_DEPTH;
@@ -628,13 +645,13 @@ static void test_xib_doorbells(void)
         qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF +
                        slot * ERNIC_WQE_SIZE, wqe, sizeof(wqe));
         db = db % SQ_DEPTH + 1;               /* 1..depth */
-        qwr(r, 0, QPN_A, ERNIC_SQPI, db);
-        PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_CQHEAD) == db);
-        g_assert_cmphex(cqe(r, 0, slot), ==, CQE(ERNIC_OP_WRITE, n));
+        ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, db);
+        ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD) == db);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, slot), ==, CQE(ERNIC_OP_WRITE, n));
     }
     g_assert_true(dropped);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, 2 * SQ_DEPTH * 256);
-    rig_stop(r);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, 2 * SQ_DEPTH * 256);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -643,7 +660,7 @@ static void test_xib_doorbells(void)
  */
 static void test_ro_writes(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     static const uint32_t ro[] = {
         ERNIC_STATQP, ERNIC_STATMSN, ERNIC_CQHEAD, ERNIC_STATCURSQPTR,
         ERNIC_STATRQPIDB, ERNIC_STATSSN, ERNIC_STATRESPSN, ERNIC_STATWQE,
@@ -653,17 +670,18 @@ static void test_ro_writes(void)
     xib_start(r);
     both_ways(r, 1);
     for (size_t k = 0; k < ARRAY_SIZE(ro); k++) {
-        before[k] = qrd(r, 0, QPN_A, ro[k]);
-        qwr(r, 0, QPN_A, ro[k], 0x00ff00ff);
+        before[k] = ernic_rig_qrd(r, 0, QPN_A, ro[k]);
+        ernic_rig_qwr(r, 0, QPN_A, ro[k], 0x00ff00ff);
     }
     for (size_t k = 0; k < ARRAY_SIZE(ro); k++) {
         uint32_t mask = ro[k] == ERNIC_STATQP ?
             ~(ERNIC_STATQP_RETRY_CNT_MASK | ERNIC_STATQP_RNR_CNT_MASK) : ~0u;
 
-        g_assert_cmphex(qrd(r, 0, QPN_A, ro[k]) & mask, ==, before[k] & mask);
+        g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ro[k]) & mask, ==,
+                        before[k] & mask);
     }
     both_ways(r, 2);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -671,28 +689,29 @@ static void test_ro_writes(void)
  * is empty (bit 9) but the outstanding queue is not (bit 10); both once
  * the ACK is in.
  */
-static Verdict hold_acks(void *opaque, int from, const uint8_t *f,
-                         size_t len)
+static ErnicRigVerdict hold_acks(void *opaque, int from, const uint8_t *f,
+                                 size_t len)
 {
-    return from == 1 && *(bool *)opaque ? DROP : FWD;
+    return from == 1 && *(bool *)opaque ? ERNIC_RIG_DROP : ERNIC_RIG_FWD;
 }
 
 static void test_statqp_empty(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     bool hold = true;
-    Wire w = { .filter = hold_acks, .opaque = &hold };
+    ErnicRigWire w = { .filter = hold_acks, .opaque = &hold };
 
     xib_start(r);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 100, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, w.frames[0] >= 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & 0x600, ==,
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 100, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, w.frames[0] >= 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) & 0x600, ==,
                     ERNIC_STATQP_SQ_EMPTY);
     hold = false;
-    PUMP(r, &w, all_done(r, 0, QPN_A));
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & 0x600, ==, 0x600);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) & 0x600, ==,
+                    0x600);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -703,12 +722,12 @@ static void test_statqp_empty(void)
  * RESPHNDSTS[16], writes disable + recovery again, and XIB's reset path
  * brings the QP back. Traffic after it is verified.
  */
-static void xib_fatal_event(Rig *r, int i, uint32_t *seen)
+static void xib_fatal_event(ErnicRig *r, int i, uint32_t *seen)
 {
-    uint32_t base = rd(r, i, ERNIC_IPKTERRQBA);
-    uint32_t wptr = rd(r, i, ERNIC_IPKTERRQWPTR);
+    uint32_t base = ernic_rig_rd(r, i, ERNIC_IPKTERRQBA);
+    uint32_t wptr = ernic_rig_rd(r, i, ERNIC_IPKTERRQWPTR);
 
-    g_assert_cmphex(rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+    g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
                     ERNIC_INT_FATAL);
     g_assert_cmpuint(wptr, !=, *seen);
     for (; *seen != wptr; *seen = (*seen + 1) % 64) {
@@ -716,40 +735,41 @@ static void xib_fatal_event(Rig *r, int i, uint32_t *seen)
         uint32_t qpn = e >> ERNIC_IPKTERRQ_QPID_SHIFT;
 
         g_assert_cmpuint(qpn, ==, i ? QPN_B : QPN_A);
-        qwr(r, i, qpn, ERNIC_QPCONF, (qrd(r, i, qpn, ERNIC_QPCONF) &
-                                      ~ERNIC_QPCONF_QP_EN) |
-            ERNIC_QPCONF_UNDER_RECOVERY);
-        poll_reg(r, i, QOFF(qpn, ERNIC_STATQP), 0x600, 0x600);
-        poll_cqhead_eq_sqpi(r, i, qpn);
-        poll_reg(r, i, ERNIC_RESPHNDSTS,
-                 ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
-                 ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN);
+        ernic_rig_qwr(r, i, qpn, ERNIC_QPCONF,
+                      (ernic_rig_qrd(r, i, qpn, ERNIC_QPCONF) &
+                       ~ERNIC_QPCONF_QP_EN) | ERNIC_QPCONF_UNDER_RECOVERY);
+        ernic_rig_poll_reg(r, i, QOFF(qpn, ERNIC_STATQP), 0x600, 0x600);
+        ernic_rig_poll_cqhead(r, i, qpn);
+        ernic_rig_poll_reg(r, i, ERNIC_RESPHNDSTS,
+                           ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
+                           ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN);
     }
-    wr(r, i, ERNIC_INTSTS, ERNIC_INT_FATAL);
+    ernic_rig_wr(r, i, ERNIC_INTSTS, ERNIC_INT_FATAL);
 }
 
 static void test_xib_fatal(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t seen[NDEV] = { 0 };
-    static const Reinit ri[NDEV] = {
+    static const ErnicRigReinit ri[NDEV] = {
         { .sqpsn = 0x000100, .rqpsn = 0x000200, .ttl = 64 },
         { .sqpsn = 0x000200, .rqpsn = 0x000100, .ttl = 64 },
     };
 
     xib_start(r);
     both_ways(r, 3);
-    cause_remote_access(r, 0x55);
+    ernic_rig_cause_remote_access(r, 0x55);
     for (int i = 0; i < NDEV; i++) {
         xib_fatal_event(r, i, &seen[i]);
-        g_assert_cmphex(rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==, 0);
-        fatal_reinit(r, i, i ? QPN_B : QPN_A, 1 - i, &ri[i]);
-        qwr(r, i, i ? QPN_B : QPN_A, ERNIC_LSTRQREQ, (0x02u << 24) |
-            ((ri[i].rqpsn - 1) & 0xffffff));
+        g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+                        0);
+        ernic_rig_fatal_reinit(r, i, i ? QPN_B : QPN_A, 1 - i, &ri[i]);
+        ernic_rig_qwr(r, i, i ? QPN_B : QPN_A, ERNIC_LSTRQREQ, (0x02u << 24) |
+                      ((ri[i].rqpsn - 1) & 0xffffff));
     }
     both_ways(r, 4);
-    g_assert_cmpuint(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, seen[0]);
-    rig_stop(r);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, seen[0]);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -762,28 +782,28 @@ static void test_lstrqreq_seeds(void)
     static const uint8_t seeds[] = { 0x00, 0x02, 0x04, 0x0a };
 
     for (size_t k = 0; k < ARRAY_SIZE(seeds); k++) {
-        Rig *r = rig_start(NULL);
+        ErnicRig *r = ernic_rig_start(NULL);
         uint8_t f[FRAME_MAX], ans[FRAME_MAX], pay[1024] = { 1, 2, 3 };
         size_t len;
 
-        connect_pair(r, &default_cfg);
-        qwr(r, 1, QPN_B, ERNIC_LSTRQREQ, ((uint32_t)seeds[k] << 24) |
-            ((PSN_A - 1) & 0xffffff));
-        len = build_frame(f, &r->d[0], &r->d[1], 0x04, QPN_B, PSN_A, true,
-                          NULL, 0, pay, 64);
-        len = exchange(r, f, len, ans);
+        ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+        ernic_rig_qwr(r, 1, QPN_B, ERNIC_LSTRQREQ, ((uint32_t)seeds[k] << 24) |
+                      ((PSN_A - 1) & 0xffffff));
+        len = ernic_rig_frame(f, &r->d[0], &r->d[1], 0x04, QPN_B, PSN_A, true,
+                              NULL, 0, pay, 64);
+        len = ernic_rig_exchange(r, f, len, ans);
         g_assert_cmphex(ans[F_BTH], ==, 0x11);          /* ACKNOWLEDGE */
         g_assert_cmphex(ans[F_BTH + 12] >> 5, ==, 0);   /* ACK, not NAK */
-        assert_mem(r, DEV_BASE(1) + RQ_OFF, pay, 64);
+        ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, pay, 64);
         /* A whole PMTU, so that only the sequence is wrong. */
-        len = build_frame(f, &r->d[0], &r->d[1], 0x01, QPN_B, PSN_A + 1,
-                          true, NULL, 0, pay, sizeof(pay));
-        wire_write(r->d[1].fd, f, len);
-        poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-                 ERNIC_STATQP_FATAL);
-        g_assert_cmphex(fatal_entry(r, 1, 0) & 0xffff, ==,
+        len = ernic_rig_frame(f, &r->d[0], &r->d[1], 0x01, QPN_B, PSN_A + 1,
+                              true, NULL, 0, pay, sizeof(pay));
+        ernic_rig_wire_write(r->d[1].fd, f, len);
+        ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                           ERNIC_STATQP_FATAL);
+        g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0) & 0xffff, ==,
                         ERNIC_FATAL_OPCODE_SEQ);
-        rig_stop(r);
+        ernic_rig_stop(r);
     }
 }
 
@@ -798,20 +818,22 @@ static void test_lstrqreq_seeds(void)
  */
 static void test_air_enable_first(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree uint8_t *p = NULL;
     g_autofree uint8_t *s = NULL;
     uint32_t sqpi = 0, rqci = 0;
 
     for (int i = 0; i < NDEV; i++) {
-        wr(r, i, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN | (16 << 8) |
-           ERNIC_XRNICCONF_ERRBUF_EN | (UDP_SPORT << 16));
-        setup_global(r, i, 0);
+        ernic_rig_wr(r, i, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN | (16 << 8) |
+                     ERNIC_XRNICCONF_ERRBUF_EN | (UDP_SPORT << 16));
+        ernic_rig_setup_global(r, i, 0);
     }
-    setup_qp(r, 0, QPN_A, 1, QPN_B, PSN_A, PSN_B, &default_cfg, DEV_BASE(0));
-    setup_qp(r, 1, QPN_B, 0, QPN_A, PSN_B, PSN_A, &default_cfg, DEV_BASE(1));
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 0x40000, 8);
-    s = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x40000, 2000, 9);
+    ernic_rig_setup_qp(r, 0, QPN_A, 1, QPN_B, PSN_A, PSN_B,
+                       &ernic_rig_default_cfg, DEV_BASE(0));
+    ernic_rig_setup_qp(r, 1, QPN_B, 0, QPN_A, PSN_B, PSN_A,
+                       &ernic_rig_default_cfg, DEV_BASE(1));
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 0x40000, 8);
+    s = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x40000, 2000, 9);
     for (int n = 0; n < 3 * SQ_DEPTH; n++) {
         uint8_t wqe[ERNIC_WQE_SIZE];
         bool send = n % 8 == 7;
@@ -821,24 +843,25 @@ static void test_air_enable_first(void)
                    send ? 2000 : 4096, MR_VA + (n % 64) * 4096, RKEY, 0);
         qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF +
                        (sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe, sizeof(wqe));
-        qwr(r, 0, QPN_A, ERNIC_SQPI, ++sqpi);
-        PUMP(r, NULL, qrd(r, 0, QPN_A, ERNIC_CQHEAD) == sqpi);
+        ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, ++sqpi);
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD) ==
+                       sqpi);
         if (send) {
             /* The receiver frees the buffer, RQCIi counting up too. */
-            assert_mem(r, DEV_BASE(1) + RQ_OFF +
-                       (rqci % RQ_DEPTH) * default_cfg.rqbuf, s, 2000);
-            qwr(r, 1, QPN_B, ERNIC_RQCI, ++rqci);
+            ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF + (rqci % RQ_DEPTH) *
+                                 ernic_rig_default_cfg.rqbuf, s, 2000);
+            ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, ++rqci);
         }
     }
     g_assert_cmpuint(sqpi, >, 0x80);
     for (int k = 0; k < 64; k++) {
         if (k % 8 != 7) {       /* the SENDs' turns wrote nothing there */
-            assert_mem(r, DEV_BASE(1) + MR_OFF + k * 4096, p + k * 4096,
-                       4096);
+            ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + k * 4096,
+                                 p + k * 4096, 4096);
         }
     }
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    ernic_rig_stop(r);
 }
 
 int main(int argc, char **argv)

@@ -37,31 +37,31 @@ static uint8_t ext_cap(QPCIDevice *pci)
     return 0;
 }
 
-static void mr_window(Rig *r, int i, uint32_t state, uint32_t pd,
+static void mr_window(ErnicRig *r, int i, uint32_t state, uint32_t pd,
                       uint32_t acc, uint64_t iova, uint64_t len, uint64_t pbl,
                       uint32_t npages)
 {
-    wr(r, i, ERNIC_MRKEY, XMR_KEY | state << ERNIC_MRKEY_STATE_SHIFT);
-    wr(r, i, ERNIC_MRPD, pd);
-    wr(r, i, ERNIC_MRACC, acc);
-    wr(r, i, ERNIC_MRIOVALO, iova);
-    wr(r, i, ERNIC_MRIOVAHI, iova >> 32);
-    wr(r, i, ERNIC_MRLENLO, len);
-    wr(r, i, ERNIC_MRLENHI, len >> 32);
-    wr(r, i, ERNIC_MRPBLLO, pbl);
-    wr(r, i, ERNIC_MRPBLHI, pbl >> 32);
-    wr(r, i, ERNIC_MRNPAGES, npages);
+    ernic_rig_wr(r, i, ERNIC_MRKEY, XMR_KEY | state << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_wr(r, i, ERNIC_MRPD, pd);
+    ernic_rig_wr(r, i, ERNIC_MRACC, acc);
+    ernic_rig_wr(r, i, ERNIC_MRIOVALO, iova);
+    ernic_rig_wr(r, i, ERNIC_MRIOVAHI, iova >> 32);
+    ernic_rig_wr(r, i, ERNIC_MRLENLO, len);
+    ernic_rig_wr(r, i, ERNIC_MRLENHI, len >> 32);
+    ernic_rig_wr(r, i, ERNIC_MRPBLLO, pbl);
+    ernic_rig_wr(r, i, ERNIC_MRPBLHI, pbl >> 32);
+    ernic_rig_wr(r, i, ERNIC_MRNPAGES, npages);
 }
 
-static uint32_t mr_cmd(Rig *r, int i, uint32_t idx, uint32_t cmd)
+static uint32_t mr_cmd(ErnicRig *r, int i, uint32_t idx, uint32_t cmd)
 {
-    wr(r, i, ERNIC_MRIDX, idx);
-    wr(r, i, ERNIC_MRCMD, cmd);
-    return rd(r, i, ERNIC_MRSTS);
+    ernic_rig_wr(r, i, ERNIC_MRIDX, idx);
+    ernic_rig_wr(r, i, ERNIC_MRCMD, cmd);
+    return ernic_rig_rd(r, i, ERNIC_MRSTS);
 }
 
 /* Entry XMR_INDEX of device 1, written through the window. */
-static void put_entry(Rig *r, uint32_t state, uint32_t pd, uint32_t acc,
+static void put_entry(ErnicRig *r, uint32_t state, uint32_t pd, uint32_t acc,
                       uint64_t iova, uint64_t len, uint64_t pbl,
                       uint32_t npages)
 {
@@ -71,7 +71,7 @@ static void put_entry(Rig *r, uint32_t state, uint32_t pd, uint32_t acc,
 }
 
 /* The page-list region XRKEY on device 1, with access @acc, PD @pd. */
-static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
+static void setup_paged_mr(ErnicRig *r, uint32_t acc, uint32_t pd)
 {
     for (int p = 0; p < 3; p++) {
         qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
@@ -82,19 +82,19 @@ static void setup_paged_mr(Rig *r, uint32_t acc, uint32_t pd)
 }
 
 /* Two devices with the extension features @feat on, QPs connected. */
-static Rig *ext_pair_with(uint32_t feat)
+static ErnicRig *ext_pair_with(uint32_t feat)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
     for (int i = 0; i < NDEV; i++) {
-        wr(r, i, ERNIC_EXTCTRL, feat);
-        g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, feat);
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, feat);
+        g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_EXTCTRL), ==, feat);
     }
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     return r;
 }
 
-static Rig *ext_pair(void)
+static ErnicRig *ext_pair(void)
 {
     return ext_pair_with(ERNIC_EXT_F_MR);
 }
@@ -125,8 +125,8 @@ static void test_off(void)
 
 static void test_discovery(void)
 {
-    Rig *r = rig_start(NULL);
-    QPCIDevice *pci = r->d[0].pci;
+    ErnicRig *r = ernic_rig_start(NULL);
+    QPCIDevice *pci = r->d[0].e.pdev;
     uint8_t cap = ext_cap(pci);
 
     g_assert_cmpuint(cap, !=, 0);
@@ -139,20 +139,21 @@ static void test_discovery(void)
                     ERNIC_EXT_F_ALL);
     g_assert_cmphex(qpci_config_readl(pci, cap + ERNIC_EXT_CAP_SIZE), ==,
                     ERNIC_EXT_SIZE);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
-    g_assert_cmpuint(rd(r, 0, ERNIC_EXTMRMAX), ==, ERNIC_EXT_MR_DEFAULT);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_EXTMRMAX), ==,
+                     ERNIC_EXT_MR_DEFAULT);
     /* Read-only registers keep their value. */
-    wr(r, 0, ERNIC_EXTID, 0);
-    wr(r, 0, ERNIC_EXTFEAT, 0);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
-    rig_stop(r);
+    ernic_rig_wr(r, 0, ERNIC_EXTID, 0);
+    ernic_rig_wr(r, 0, ERNIC_EXTFEAT, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTID), ==, ERNIC_EXT_ID_VALUE);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTFEAT), ==, ERNIC_EXT_F_ALL);
+    ernic_rig_stop(r);
 
-    r = rig_start("-global ernic.mr-entries=256");
-    g_assert_cmpuint(rd(r, 0, ERNIC_EXTMRMAX), ==, 256);
-    rig_stop(r);
+    r = ernic_rig_start("-global ernic.mr-entries=256");
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_EXTMRMAX), ==, 256);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -161,32 +162,32 @@ static void test_discovery(void)
  */
 static void test_ctrl(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
     /* Remote invalidation and user QPs name MR keys: not without MR. */
-    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RINV);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
-    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_UDB);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
-    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RXMETA);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_RXMETA);
-    wr(r, 0, ERNIC_EXTCTRL, 0);
-    wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
-    wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, 0);
-    wr(r, 0, ERNIC_XRNICCONF, 0);
-    wr(r, 0, ERNIC_EXTCTRL, 0xffffffff);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
-    wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
-    wr(r, 0, ERNIC_EXTCTRL, 0);
-    g_assert_cmphex(rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
-    rig_stop(r);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RINV);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_UDB);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_RXMETA);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_RXMETA);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, 0);
+    ernic_rig_wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, 0);
+    ernic_rig_wr(r, 0, ERNIC_XRNICCONF, 0);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, 0xffffffff);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
+    ernic_rig_wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTCTRL), ==, ERNIC_EXT_F_ALL);
+    ernic_rig_stop(r);
 }
 
 /* The MR command window: write, read back, invalidate, and refusals. */
 static void test_mr_window(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t acc = ERNIC_MRACC_REMOTE_WRITE | 12 << ERNIC_MRACC_SHIFT_SHIFT;
 
     mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc, XMR_IOVA, XMR_LEN,
@@ -196,22 +197,22 @@ static void test_mr_window(void)
     mr_window(r, 0, 0, 0, 0, 0, 0, 0, 0);
     g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_READ), ==,
                      ERNIC_MRSTS_OK);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRKEY), ==,
                     XMR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRPD), ==, PD_NUM);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRACC), ==, acc);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRIOVALO), ==, (uint32_t)XMR_IOVA);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRIOVAHI), ==, XMR_IOVA >> 32);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRLENLO), ==, XMR_LEN);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRPBLLO), ==, 0x23450000);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRPBLHI), ==, 1);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRNPAGES), ==, 3);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRCMD), ==, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRPD), ==, PD_NUM);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRACC), ==, acc);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRIOVALO), ==, (uint32_t)XMR_IOVA);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRIOVAHI), ==, XMR_IOVA >> 32);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRLENLO), ==, XMR_LEN);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRPBLLO), ==, 0x23450000);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRPBLHI), ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRNPAGES), ==, 3);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRCMD), ==, 0);
 
     g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_INVALIDATE), ==,
                      ERNIC_MRSTS_OK);
     mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRKEY), ==,
                     XMR_KEY | ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT);
 
     /* Past the table, an unknown command, fields out of range. */
@@ -247,8 +248,8 @@ static void test_mr_window(void)
                      ERNIC_MRSTS_BAD_FIELD);
     /* A refused write leaves the entry as it was. */
     mr_cmd(r, 0, 1, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRKEY), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /* mr-entries out of range: realize fails with a message. */
@@ -272,53 +273,53 @@ static void test_mr_property(void)
 /* A WRITE of 10000 bytes lands in the three pages, in IOVA order. */
 static void test_write_paged(void)
 {
-    Rig *r = ext_pair();
+    ErnicRig *r = ext_pair();
     uint32_t off = 50, len = 10000, pos = 0x123 + off, done = 0;
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 11);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 11);
     g_autofree uint8_t *zero = g_malloc0(4096);
 
     setup_paged_mr(r, ERNIC_MRACC_REMOTE_WRITE, PD_NUM);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, len, XMR_IOVA + off, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, len, XMR_IOVA + off, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
     for (int pg = 0; pg < 3; pg++) {
         uint64_t base = DEV_BASE(1) + xmr_page_off[pg];
         uint32_t lo = pg ? 0 : pos, hi = MIN(4096, pos + len - pg * 4096);
 
-        assert_mem(r, base, zero, lo);
-        assert_mem(r, base + lo, p + done, hi - lo);
-        assert_mem(r, base + hi, zero, 4096 - hi);
+        ernic_rig_assert_mem(r, base, zero, lo);
+        ernic_rig_assert_mem(r, base + lo, p + done, hi - lo);
+        ernic_rig_assert_mem(r, base + hi, zero, 4096 - hi);
         done += hi - lo;
     }
     g_assert_cmpuint(done, ==, len);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* A READ of the whole region gathers the three pages in IOVA order. */
 static void test_read_paged(void)
 {
-    Rig *r = ext_pair();
+    ErnicRig *r = ext_pair();
     g_autofree uint8_t *want = g_malloc(XMR_LEN);
     uint32_t done = 0;
 
     for (int pg = 0; pg < 3; pg++) {
         uint32_t lo = pg ? 0 : 0x123;
-        uint8_t *p = put_pattern(r, DEV_BASE(1) + xmr_page_off[pg] + lo,
-                                 4096 - lo, 40 + pg);
+        uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(1) + xmr_page_off[pg] +
+                                           lo, 4096 - lo, 40 + pg);
 
         memcpy(want + done, p, 4096 - lo);
         done += 4096 - lo;
         g_free(p);
     }
     setup_paged_mr(r, ERNIC_MRACC_REMOTE_READ, PD_NUM);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF, XMR_LEN, XMR_IOVA, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
-    assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
-    rig_stop(r);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, XMR_LEN, XMR_IOVA, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -327,43 +328,54 @@ static void test_read_paged(void)
  * reaches the new page list from the next request on, the old pages no
  * longer; rewritten read-only, it refuses a WRITE.
  */
+/* A WRITE to XMR_IOVA that device 1 refuses: QP_B FATAL, R_Key. */
+static void write_refused(ErnicRig *r, uint16_t wrid, uint32_t len,
+                          uint32_t rkey)
+{
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, len, XMR_IOVA, rkey, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_RKEY);
+}
+
 static void test_mr_rewrite(void)
 {
-    Rig *r = ext_pair();
+    ErnicRig *r = ext_pair();
     uint64_t page = DEV_BASE(1) + MR_OFF + 0x50000;
     uint64_t pbl = DEV_BASE(1) + XMR_PBL_OFF + 0x100;
     uint32_t acc = 12 << ERNIC_MRACC_SHIFT_SHIFT;
-    uint8_t *a = put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 5);
-    uint8_t *b = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x1000, 100, 6);
+    uint8_t *a = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 5);
+    uint8_t *b = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x1000, 100,
+                                       6);
     g_autofree uint8_t *zero = g_malloc0(4096);
 
     setup_paged_mr(r, ERNIC_MRACC_REMOTE_WRITE, PD_NUM);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
 
     qtest_writeq(r->qts, pbl, page);
     put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE | acc,
               XMR_IOVA, 1000, pbl, 1);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF + 0x1000, 100, XMR_IOVA, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 1), ==, ERNIC_OP_WRITE << 16 | 1);
-    assert_mem(r, page + 0x123, b, 100);
-    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF + 0x1000, 100, XMR_IOVA, XRKEY, 0,
+                   NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, ERNIC_OP_WRITE << 16 | 1);
+    ernic_rig_assert_mem(r, page + 0x123, b, 100);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 0x123, a, 100);
 
     put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_READ | acc,
               XMR_IOVA, 1000, pbl, 1);
     qtest_memwrite(r->qts, page, zero, 4096);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA, XRKEY, 0, NULL);
-    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
-    assert_mem(r, page, zero, 4096);
+    write_refused(r, 2, 100, XRKEY);
+    ernic_rig_assert_mem(r, page, zero, 4096);
     g_free(a);
     g_free(b);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -372,39 +384,39 @@ static void test_mr_rewrite(void)
  */
 static void test_pbl_at_zero(void)
 {
-    Rig *r = ext_pair();
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 9);
+    ErnicRig *r = ext_pair();
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 100, 9);
     g_autofree uint8_t *zero = g_malloc0(0x200);
 
     qtest_memwrite(r->qts, 0x100, zero, 0x200);
     qtest_writeq(r->qts, 0, DEV_BASE(1) + xmr_page_off[1]);
     put_entry(r, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_REMOTE_WRITE |
               12 << ERNIC_MRACC_SHIFT_SHIFT, XMR_IOVA, 1000, 0, 1);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA + 0x10, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
-    assert_mem(r, DEV_BASE(1) + xmr_page_off[1] + 0x133, p, 100);
-    assert_mem(r, 0x100, zero, 0x200);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 100, XMR_IOVA + 0x10, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[1] + 0x133, p, 100);
+    ernic_rig_assert_mem(r, 0x100, zero, 0x200);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* A physical region: bus address = MRPBL + (va - IOVA). */
 static void test_phys(void)
 {
-    Rig *r = ext_pair();
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 5);
+    ErnicRig *r = ext_pair();
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 5);
 
     put_entry(r, ERNIC_MR_VALID, PD_NUM,
               ERNIC_MRACC_REMOTE_WRITE | ERNIC_MRACC_PHYS, 0, ~0ULL,
               DEV_BASE(1) + MR_OFF, 0);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 3000, 0x777, XRKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + MR_OFF + 0x777, p, 3000);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 3000, 0x777, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + 0x777, p, 3000);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -449,8 +461,8 @@ static const Refusal refusals[] = {
 static void test_refused(const void *opaque)
 {
     const Refusal *t = opaque;
-    Rig *r = ext_pair();
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, t->len, 3);
+    ErnicRig *r = ext_pair();
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, t->len, 3);
     g_autofree uint8_t *zero = g_malloc0(4096);
 
     setup_paged_mr(r, t->acc, t->pd);
@@ -458,16 +470,18 @@ static void test_refused(const void *opaque)
         g_assert_cmpuint(mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_INVALIDATE), ==,
                          ERNIC_MRSTS_OK);
     }
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, t->len, t->va, t->rkey, 0, NULL);
-    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | t->code);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, t->len, t->va, t->rkey, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==, (QPN_B << 16) |
+                    t->code);
     for (int pg = 0; pg < 3; pg++) {
-        assert_mem(r, DEV_BASE(1) + xmr_page_off[pg], zero, 4096);
+        ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[pg], zero, 4096);
     }
-    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -482,7 +496,7 @@ static void test_refused(const void *opaque)
                          ERNIC_MRACC_LOCAL_WRITE | \
                          12 << ERNIC_MRACC_SHIFT_SHIFT)
 
-static void alloc_fr_entry(Rig *r)
+static void alloc_fr_entry(ErnicRig *r)
 {
     for (int p = 0; p < 3; p++) {
         qtest_writeq(r->qts, DEV_BASE(1) + XMR_PBL_OFF + p * 8,
@@ -491,49 +505,47 @@ static void alloc_fr_entry(Rig *r)
     put_entry(r, ERNIC_MR_INVALID, PD_NUM, ERNIC_MRACC_FRWR, 0, 0, 0, 0);
 }
 
-static void post_reg_mr(Rig *r, uint16_t wrid, uint32_t key, uint32_t acc)
+static void post_reg_mr(ErnicRig *r, uint16_t wrid, uint32_t key, uint32_t acc)
 {
     uint8_t sd[16] = { 0 };
 
     stl_le_p(sd, 3);
     stl_le_p(sd + 4, acc);
-    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_REG_MR,
-         DEV_BASE(1) + XMR_PBL_OFF, XMR_LEN, XMR_IOVA, key, 0, sd);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_REG_MR,
+                   DEV_BASE(1) + XMR_PBL_OFF, XMR_LEN, XMR_IOVA, key, 0, sd);
 }
 
 static void test_frwr(void)
 {
-    Rig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 21);
+    ErnicRig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 21);
     uint32_t in0 = 4096 - 0x123 - 3000;     /* bytes left in page 0 */
 
     alloc_fr_entry(r);
     post_reg_mr(r, 0, FR_RKEY, FR_ACC);
-    PUMP(r, NULL, all_done(r, 1, QPN_B));
-    g_assert_cmphex(cqe(r, 1, 0), ==, ERNIC_OP_REG_MR << 16);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 0), ==, ERNIC_OP_REG_MR << 16);
     mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
                     FR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRNPAGES), ==, 3);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRNPAGES), ==, 3);
 
     /* 3000 bytes from IOVA + 3000: the end of page 0 and into page 1. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 3000, XMR_IOVA + 3000, FR_RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
-    assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 4096 - in0, p, in0);
-    assert_mem(r, DEV_BASE(1) + xmr_page_off[1], p + in0, 3000 - in0);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 3000, XMR_IOVA + 3000, FR_RKEY, 0,
+                   NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + 4096 - in0, p, in0);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[1], p + in0, 3000 - in0);
 
-    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_LOCAL_INV, 0, 0, 0,
-         FR_RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 1, QPN_B));
-    g_assert_cmphex(cqe(r, 1, 1), ==, ERNIC_OP_LOCAL_INV << 16 | 1);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 10, XMR_IOVA, FR_RKEY, 0, NULL);
-    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_LOCAL_INV, 0,
+                   0, 0, FR_RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 1), ==, ERNIC_OP_LOCAL_INV << 16 | 1);
+    write_refused(r, 1, 10, FR_RKEY);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -563,51 +575,51 @@ static const FrRefusal fr_refusals[] = {
 static void test_frwr_refused(const void *opaque)
 {
     const FrRefusal *t = opaque;
-    Rig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
+    ErnicRig *r = ext_pair_with(ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR);
     uint16_t n = 0;
     uint32_t state;
 
     alloc_fr_entry(r);
     if (t->map_first) {
         post_reg_mr(r, n++, FR_RKEY, FR_ACC);
-        PUMP(r, NULL, all_done(r, 1, QPN_B));
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
     }
     state = t->map_first ? ERNIC_MR_VALID : ERNIC_MR_INVALID;
     if (t->opcode == ERNIC_OP_REG_MR) {
         post_reg_mr(r, n, t->key, t->acc);
     } else {
-        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, n, ERNIC_OP_LOCAL_INV, 0, 0,
-             0, t->key, 0, NULL);
+        ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, n, ERNIC_OP_LOCAL_INV,
+                       0, 0, 0, t->key, 0, NULL);
     }
-    PUMP(r, NULL, all_done(r, 1, QPN_B));
-    g_assert_cmphex(cqe(r, 1, n) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, n) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_WQE_PROCESSOR);
     mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT, ==,
-                    state);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT,
+                    ==, state);
+    ernic_rig_stop(r);
 }
 
 /* With FRWR off, 0x20 is a reserved opcode as in PG332. */
 static void test_frwr_off(void)
 {
-    Rig *r = ext_pair();
+    ErnicRig *r = ext_pair();
 
     alloc_fr_entry(r);
     post_reg_mr(r, 0, FR_RKEY, FR_ACC);
-    PUMP(r, NULL, all_done(r, 1, QPN_B));
-    g_assert_cmphex(cqe(r, 1, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_ILLEGAL_OPCODE, ==,
-                    ERNIC_INT_ILLEGAL_OPCODE);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_ILLEGAL_OPCODE,
+                    ==, ERNIC_INT_ILLEGAL_OPCODE);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
                     ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT | XMR_KEY);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -627,41 +639,42 @@ static void test_frwr_off(void)
 #define IMM             0x11223344u
 
 /* Device 1 with @feat, metadata for QP B if @qp_meta, QPs connected. */
-static Rig *meta_pair(uint32_t feat, bool qp_meta)
+static ErnicRig *meta_pair(uint32_t feat, bool qp_meta)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    wr(r, 1, ERNIC_EXTCTRL, feat);
-    g_assert_cmphex(rd(r, 1, ERNIC_EXTCTRL), ==, feat);
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL, feat);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTCTRL), ==, feat);
     if (qp_meta) {
         uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
 
-        wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
-        wr(r, 1, x + ERNIC_RXMETABAMSB, 0);
-        wr(r, 1, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_RXMETA);
+        ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
+        ernic_rig_wr(r, 1, x + ERNIC_RXMETABAMSB, 0);
+        ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_RXMETA);
     }
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     return r;
 }
 
 /* Send one single-packet request to QP B; the AETH syndrome of the reply. */
-static uint8_t request(Rig *r, uint8_t opcode, uint32_t psn,
+static uint8_t request(ErnicRig *r, uint8_t opcode, uint32_t psn,
                        const uint8_t *ext, size_t ext_len, size_t paylen)
 {
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
-    size_t len = inject(r, f, opcode, QPN_B, psn, ext, ext_len, paylen);
+    size_t len = ernic_rig_inject(r, f, opcode, QPN_B, psn, ext, ext_len,
+                                  paylen);
 
-    exchange(r, f, len, a);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, OPC_ACK);
     return a[F_EXT];
 }
 
-static void assert_meta(Rig *r, uint32_t slot, uint32_t len, uint8_t opcode,
-                        uint8_t flags, uint32_t data)
+static void assert_meta(ErnicRig *r, uint32_t slot, uint32_t len,
+                        uint8_t opcode, uint8_t flags, uint32_t data)
 {
     uint8_t m[ERNIC_RXMETA_SIZE];
 
-    qtest_memread(r->d[1].qts, META(slot), m, sizeof(m));
+    qtest_memread(r->d[1].e.qts, META(slot), m, sizeof(m));
     g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, len);
     g_assert_cmphex(m[ERNIC_RXMETA_OPCODE], ==, opcode);
     g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, flags);
@@ -671,7 +684,7 @@ static void assert_meta(Rig *r, uint32_t slot, uint32_t len, uint8_t opcode,
 /* RETH + ImmDt of a WRITE ONLY with Immediate of @len bytes at MR_VA. */
 static uint8_t *reth_imm(uint8_t *ext, uint32_t len)
 {
-    reth(ext, MR_VA, RKEY, len);
+    ernic_rig_reth(ext, MR_VA, RKEY, len);
     stl_be_p(ext + 16, IMM);
     return ext;
 }
@@ -682,7 +695,7 @@ static uint8_t *reth_imm(uint8_t *ext, uint32_t len)
  */
 static void test_rxmeta(void)
 {
-    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    ErnicRig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
     uint8_t ext[20], imm[4];
 
     stl_be_p(imm, IMM);
@@ -692,11 +705,11 @@ static void test_rxmeta(void)
                             20, 64), ==, AETH_ACK);
     g_assert_cmphex(request(r, OPC_SEND_IMM, PSN_A + 2, imm, 4, 100), ==,
                     AETH_ACK);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
     assert_meta(r, 0, 300, OPC_SEND_ONLY, 0, 0);
     assert_meta(r, 1, 64, OPC_WRITE_IMM, ERNIC_RXMETA_F_IMM, IMM);
     assert_meta(r, 2, 100, OPC_SEND_IMM, ERNIC_RXMETA_F_IMM, IMM);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -705,7 +718,7 @@ static void test_rxmeta(void)
  */
 static void test_rxmeta_rnr(void)
 {
-    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    ErnicRig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
     g_autofree uint8_t *zero = g_malloc0(64);
     uint8_t ext[20];
     uint32_t psn = PSN_A;
@@ -716,15 +729,15 @@ static void test_rxmeta_rnr(void)
     }
     g_assert_cmphex(request(r, OPC_WRITE_IMM, psn, reth_imm(ext, 64), 20,
                             64) & 0xe0, ==, 0x20);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 64);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 64);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
 
-    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
     g_assert_cmphex(request(r, OPC_WRITE_IMM, psn, reth_imm(ext, 64), 20,
                             64), ==, AETH_ACK);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     assert_meta(r, 3, 64, OPC_WRITE_IMM, ERNIC_RXMETA_F_IMM, IMM);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -734,32 +747,32 @@ static void test_rxmeta_rnr(void)
  */
 static void test_rxmeta_rnr_retry(void)
 {
-    Rig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 77);
-    Wire w = { 0 };
+    ErnicRig *r = meta_pair(ERNIC_EXT_F_RXMETA, true);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 77);
+    ErnicRigWire w = { 0 };
 
     for (int k = 0; k < 3; k++) {
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
-             DEV_BASE(0) + SRC_OFF, 16, 0, 0, 0, p);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
+                       DEV_BASE(0) + SRC_OFF, 16, 0, 0, 0, p);
     }
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
-         DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, IMM, NULL);
-    PUMP(r, &w, qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 3);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
+                   DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, IMM, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 3);
     for (int k = 0; k < 300; k++) {
-        pump_once(r, &w);
+        ernic_rig_pump_once(r, &w);
     }
-    g_assert_false(all_done(r, 0, QPN_A));
-    g_assert_cmpuint(rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, >, 0);
+    g_assert_false(ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmpuint(ernic_rig_rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, >, 0);
 
-    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 3), ==, CQE(ERNIC_OP_WRITE_IMM, 3));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, 3000);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 3), ==, CQE(ERNIC_OP_WRITE_IMM, 3));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, 3000);
     assert_meta(r, 3, 3000, 0x09 /* WRITE LAST with Immediate */,
                 ERNIC_RXMETA_F_IMM, IMM);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -768,19 +781,19 @@ static void test_rxmeta_rnr_retry(void)
  */
 static void test_rxmeta_off(void)
 {
-    Rig *r = meta_pair(0, true);
+    ErnicRig *r = meta_pair(0, true);
     g_autofree uint8_t *zero = g_malloc0(4 * ERNIC_RXMETA_SIZE);
     uint8_t ext[20], imm[4];
 
     stl_be_p(imm, IMM);
     g_assert_cmphex(request(r, OPC_WRITE_IMM, PSN_A, reth_imm(ext, 64), 20,
                             64), ==, AETH_ACK);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     g_assert_cmphex(request(r, OPC_SEND_IMM, PSN_A + 1, imm, 4, 100), ==,
                     AETH_ACK);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    assert_mem(r, META(0), zero, 4 * ERNIC_RXMETA_SIZE);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_assert_mem(r, META(0), zero, 4 * ERNIC_RXMETA_SIZE);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -789,27 +802,28 @@ static void test_rxmeta_off(void)
  */
 static void test_qp_block(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
 
-    wr(r, 1, x + ERNIC_RXMETABA, 0x1234567f);
-    g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
-    wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
-    g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, 0x1234567f);
+    g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
+    g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_EXTQPCONF), ==,
                     ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
                     ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
-    wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) + ERNIC_EXTQPCONF,
-       1);
-    g_assert_cmphex(rd(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
-                          ERNIC_EXTQPCONF), ==, 0);
-    connect_pair(r, &default_cfg);
-    wr(r, 1, x + ERNIC_EXTQPCONF, 0);
-    wr(r, 1, x + ERNIC_RXMETABA, 0);
-    g_assert_cmphex(rd(r, 1, x + ERNIC_EXTQPCONF), ==,
+    ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
+                 ERNIC_EXTQPCONF, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1,
+                                 ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
+                                 ERNIC_EXTQPCONF), ==, 0);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, 0);
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_EXTQPCONF), ==,
                     ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
                     ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
-    g_assert_cmphex(rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -821,7 +835,7 @@ static void test_qp_block(void)
 #define RX_FEAT         (ERNIC_EXT_F_MR | ERNIC_EXT_F_RXMETA | \
                          ERNIC_EXT_F_RXWQE)
 
-static void put_rwqe(Rig *r, uint32_t slot, const uint64_t *addr,
+static void put_rwqe(ErnicRig *r, uint32_t slot, const uint64_t *addr,
                      const uint32_t *len, const uint32_t *lkey)
 {
     uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
@@ -835,34 +849,34 @@ static void put_rwqe(Rig *r, uint32_t slot, const uint64_t *addr,
                    sizeof(w));
 }
 
-static Rig *rxwqe_pair(uint32_t feat)
+static ErnicRig *rxwqe_pair(uint32_t feat)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
 
-    wr(r, 1, ERNIC_EXTCTRL, feat);
-    wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
-    wr(r, 1, x + ERNIC_EXTQPCONF,
-       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
-    connect_pair(r, &default_cfg);
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL, feat);
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, DEV_BASE(1) + META_OFF);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF,
+                 ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     return r;
 }
 
 /* Send @len bytes from device 0 and run until device 0 completes it. */
-static uint8_t *send_2500(Rig *r)
+static uint8_t *send_2500(ErnicRig *r)
 {
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 61);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 61);
 
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
     return p;
 }
 
 /* The SEND is scattered over the SGEs, skipping the empty one. */
 static void test_rxwqe(void)
 {
-    Rig *r = rxwqe_pair(RX_FEAT);
+    ErnicRig *r = rxwqe_pair(RX_FEAT);
     const uint64_t addr[4] = { RXA, RXA + 0x8000, RXC, 0 };
     const uint32_t len[4] = { 1000, 0, 3000, 0 }, lkey[4] = { 0 };
     g_autofree uint8_t *zero = g_malloc0(4096);
@@ -870,15 +884,15 @@ static void test_rxwqe(void)
 
     put_rwqe(r, 0, addr, len, lkey);
     p = send_2500(r);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
-    assert_mem(r, RXA, p, 1000);
-    assert_mem(r, RXA + 1000, zero, 16);
-    assert_mem(r, RXC, p + 1000, 1500);
-    assert_mem(r, RXC + 1500, zero, 1500);
-    assert_mem(r, DEV_BASE(1) + RQ_OFF + ERNIC_RWQE_SIZE, zero, 64);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
+    ernic_rig_assert_mem(r, RXA, p, 1000);
+    ernic_rig_assert_mem(r, RXA + 1000, zero, 16);
+    ernic_rig_assert_mem(r, RXC, p + 1000, 1500);
+    ernic_rig_assert_mem(r, RXC + 1500, zero, 1500);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF + ERNIC_RWQE_SIZE, zero, 64);
     assert_meta(r, 0, 2500, 0x02 /* SEND LAST */, 0, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -889,7 +903,7 @@ static void test_rxwqe(void)
  */
 static void test_rxwqe_lkey(void)
 {
-    Rig *r = rxwqe_pair(RX_FEAT);
+    ErnicRig *r = rxwqe_pair(RX_FEAT);
     const uint64_t addr[4] = { XMR_IOVA, 0, 0, 0 };
     const uint32_t len[4] = { 4000, 0, 0, 0 }, lkey[4] = { XRKEY };
     g_autofree uint8_t *p = NULL;
@@ -898,9 +912,9 @@ static void test_rxwqe_lkey(void)
               ERNIC_MRACC_PHYS, XMR_IOVA, 4096, RXC, 0);
     put_rwqe(r, 0, addr, len, lkey);
     p = send_2500(r);
-    assert_mem(r, RXC, p, 2500);
+    ernic_rig_assert_mem(r, RXC, p, 2500);
     assert_meta(r, 0, 2500, 0x02, 0, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 typedef struct RxRefusal {
@@ -921,30 +935,33 @@ static const RxRefusal rx_refusals[] = {
 static void test_rxwqe_refused(const void *opaque)
 {
     const RxRefusal *t = opaque;
-    Rig *r = rxwqe_pair(RX_FEAT);
+    ErnicRig *r = rxwqe_pair(RX_FEAT);
     const uint64_t addr[4] = { XMR_IOVA, 0, 0, 0 };
     const uint32_t len[4] = { t->sge_len, 0, 0, 0 }, lkey[4] = { XRKEY };
-    g_autofree uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 3);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  2500, 3);
     uint8_t m[ERNIC_RXMETA_SIZE];
 
     put_entry(r, ERNIC_MR_VALID, PD_NUM, t->acc | ERNIC_MRACC_PHYS,
               XMR_IOVA, 4096, RXC, 0);
     put_rwqe(r, 0, addr, len, lkey);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
-    PUMP(r, NULL, qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | t->fatal);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==, (QPN_B << 16) |
+                    t->fatal);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
     qtest_memread(r->qts, META(0), m, sizeof(m));
     g_assert_cmphex(m[ERNIC_RXMETA_FLAGS] >> ERNIC_RXMETA_STATUS_SHIFT, ==,
                     t->status);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Without RXWQE in EXTCTRL the slot is PG332's RQ buffer. */
 static void test_rxwqe_off(void)
 {
-    Rig *r = rxwqe_pair(RX_FEAT & ~ERNIC_EXT_F_RXWQE);
+    ErnicRig *r = rxwqe_pair(RX_FEAT & ~ERNIC_EXT_F_RXWQE);
     const uint64_t addr[4] = { RXA, 0, 0, 0 };
     const uint32_t len[4] = { 4000, 0, 0, 0 }, lkey[4] = { 0 };
     g_autofree uint8_t *zero = g_malloc0(4096);
@@ -952,10 +969,10 @@ static void test_rxwqe_off(void)
 
     put_rwqe(r, 0, addr, len, lkey);
     p = send_2500(r);
-    assert_mem(r, RXA, zero, 4096);
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 2500);
+    ernic_rig_assert_mem(r, RXA, zero, 4096);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 2500);
     assert_meta(r, 0, 2500, 0x02, 0, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -978,12 +995,12 @@ typedef struct XSge {
  * A 128-byte WQE at device 0's next QP A slot, not rung yet; @laddr and
  * @len are PG332's LADDR and LENGTH, for a count of 0.
  */
-static void put_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
+static void put_x(ErnicRig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
                   const XSge *sge, uint64_t raddr, uint32_t rkey,
                   uint64_t laddr, uint32_t len)
 {
     uint8_t w[ERNIC_XWQE_SIZE] = { 0 };
-    Dev *d = &r->d[0];
+    ErnicRigDev *d = &r->d[0];
 
     stw_le_p(&w[ERNIC_WQE_WRID], wrid);
     w[ERNIC_XWQE_NSGE] = n;
@@ -1004,33 +1021,33 @@ static void put_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
     d->sqpi++;
 }
 
-static void post_x(Rig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
+static void post_x(ErnicRig *r, uint16_t wrid, uint8_t opcode, uint8_t n,
                    const XSge *sge, uint64_t raddr, uint32_t rkey)
 {
     put_x(r, wrid, opcode, n, sge, raddr, rkey, 0, 0);
-    qwr(r, 0, QPN_A, ERNIC_SQPI, r->d[0].sqpi % SQ_DEPTH);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, r->d[0].sqpi % SQ_DEPTH);
 }
 
 /*
  * Device 0 with @feat, EXTQPCONF @qpconf on QP A, entry XMR_INDEX with
  * @acc.
  */
-static Rig *xwqe_pair_conf(uint32_t feat, uint32_t acc, uint32_t qpconf)
+static ErnicRig *xwqe_pair_conf(uint32_t feat, uint32_t acc, uint32_t qpconf)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    wr(r, 0, ERNIC_EXTCTRL, feat);
-    wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF, qpconf);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, feat);
+    ernic_rig_wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF, qpconf);
     mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, acc | ERNIC_MRACC_PHYS, XS_IOVA,
               4096, XS_C, 0);
     g_assert_cmpuint(mr_cmd(r, 0, XMR_INDEX, ERNIC_MRCMD_WRITE), ==,
                      ERNIC_MRSTS_OK);
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     return r;
 }
 
 /* Device 0 with @feat, keyed SGEs on QP A, entry XMR_INDEX with @acc. */
-static Rig *xwqe_pair(uint32_t feat, uint32_t acc)
+static ErnicRig *xwqe_pair(uint32_t feat, uint32_t acc)
 {
     return xwqe_pair_conf(feat, acc, ERNIC_EXTQPCONF_XWQE);
 }
@@ -1043,9 +1060,9 @@ static const XSge xs_sges[3] = {
 /* A SEND and a WRITE gather the SGEs; a READ scatters into them. */
 static void test_xwqe(void)
 {
-    Rig *r = xwqe_pair(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE);
-    g_autofree uint8_t *a = put_pattern(r, XS_A, 1000, 1);
-    g_autofree uint8_t *cc = put_pattern(r, XS_C, 2000, 2);
+    ErnicRig *r = xwqe_pair(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE);
+    g_autofree uint8_t *a = ernic_rig_put_pattern(r, XS_A, 1000, 1);
+    g_autofree uint8_t *cc = ernic_rig_put_pattern(r, XS_C, 2000, 2);
     g_autofree uint8_t *want = g_malloc(3000);
     g_autofree uint8_t *rd_src = NULL;
 
@@ -1053,19 +1070,19 @@ static void test_xwqe(void)
     memcpy(want + 1000, cc, 2000);
     post_x(r, 0, ERNIC_OP_SEND, 3, xs_sges, 0, 0);
     post_x(r, 1, ERNIC_OP_WRITE, 3, xs_sges, MR_VA, RKEY);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
-    g_assert_cmphex(cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 1));
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, want, 3000);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, want, 3000);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 1));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, want, 3000);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, want, 3000);
 
-    rd_src = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x10000, 3000, 3);
+    rd_src = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF + 0x10000, 3000, 3);
     post_x(r, 2, ERNIC_OP_READ, 3, xs_sges, MR_VA + 0x10000, RKEY);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 2), ==, CQE(ERNIC_OP_READ, 2));
-    assert_mem(r, XS_A, rd_src, 1000);
-    assert_mem(r, XS_C, rd_src + 1000, 2000);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 2), ==, CQE(ERNIC_OP_READ, 2));
+    ernic_rig_assert_mem(r, XS_A, rd_src, 1000);
+    ernic_rig_assert_mem(r, XS_C, rd_src + 1000, 2000);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1090,33 +1107,33 @@ static const XRefusal x_refusals[] = {
 static void test_xwqe_refused(const void *opaque)
 {
     const XRefusal *t = opaque;
-    Rig *r = xwqe_pair(XS_FEAT, t->acc);
+    ErnicRig *r = xwqe_pair(XS_FEAT, t->acc);
     XSge sg[3];
     g_autofree uint8_t *zero = g_malloc0(4096);
 
     memcpy(sg, xs_sges, sizeof(sg));
     sg[2].lkey ^= t->key_xor;
     post_x(r, 0, t->opcode, t->n, sg, MR_VA, RKEY);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
-    rig_stop(r);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
+    ernic_rig_stop(r);
 }
 
 /* Without XWQE in EXTCTRL the QP's SQ entries stay PG332's 64 bytes. */
 static void test_xwqe_off(void)
 {
-    Rig *r = xwqe_pair(ERNIC_EXT_F_MR, 0);
-    uint8_t *p = put_pattern(r, XS_A, 3000, 4);
+    ErnicRig *r = xwqe_pair(ERNIC_EXT_F_MR, 0);
+    uint8_t *p = ernic_rig_put_pattern(r, XS_A, 3000, 4);
 
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE, XS_A, 3000,
-         MR_VA, RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE, XS_A,
+                   3000, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1126,24 +1143,24 @@ static void test_xwqe_off(void)
 #define UDB_FEAT        (XS_FEAT | ERNIC_EXT_F_FRWR | ERNIC_EXT_F_UDB)
 #define UDB_QPCONF      (ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER)
 
-static QPCIBar udb_bar(Rig *r)
+static QPCIBar udb_bar(ErnicRig *r)
 {
     uint64_t size;
-    QPCIBar bar = qpci_iomap(r->d[0].pci, ERNIC_BAR_UDB, &size);
+    QPCIBar bar = qpci_iomap(r->d[0].e.pdev, ERNIC_BAR_UDB, &size);
 
     g_assert_cmphex(size, ==, ERNIC_UDB_BAR_SIZE);
     return bar;
 }
 
-static void udb_ring(Rig *r, QPCIBar bar, uint32_t qpn, uint32_t val)
+static void udb_ring(ErnicRig *r, QPCIBar bar, uint32_t qpn, uint32_t val)
 {
-    qpci_io_writel(r->d[0].pci, bar, ERNIC_UDB_OFFSET(qpn) + ERNIC_UDB_SQPI,
+    qpci_io_writel(r->d[0].e.pdev, bar, ERNIC_UDB_OFFSET(qpn) + ERNIC_UDB_SQPI,
                    val);
 }
 
-static uint32_t udb_rd(Rig *r, QPCIBar bar, uint32_t qpn, uint32_t off)
+static uint32_t udb_rd(ErnicRig *r, QPCIBar bar, uint32_t qpn, uint32_t off)
 {
-    return qpci_io_readl(r->d[0].pci, bar, ERNIC_UDB_OFFSET(qpn) + off);
+    return qpci_io_readl(r->d[0].e.pdev, bar, ERNIC_UDB_OFFSET(qpn) + off);
 }
 
 /*
@@ -1153,9 +1170,9 @@ static uint32_t udb_rd(Rig *r, QPCIBar bar, uint32_t qpn, uint32_t off)
  */
 static void test_udb_doorbell(void)
 {
-    Rig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    ErnicRig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
     QPCIBar bar = udb_bar(r);
-    g_autofree uint8_t *cc = put_pattern(r, XS_C, 2000, 7);
+    g_autofree uint8_t *cc = ernic_rig_put_pattern(r, XS_C, 2000, 7);
     const uint8_t sdata[8] = "sdata-8";
     uint8_t w[ERNIC_XWQE_SIZE];
 
@@ -1168,29 +1185,29 @@ static void test_udb_doorbell(void)
                    sizeof(w));
     put_x(r, 2, ERNIC_OP_WRITE, 0, NULL, MR_VA, RKEY, 0, 0);
     udb_ring(r, bar, QPN_A, 3);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 3);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 3);
     g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_SQPI), ==, 3);
     g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_RQCI), ==,
-                    qrd(r, 0, QPN_A, ERNIC_RQCI));
+                    ernic_rig_qrd(r, 0, QPN_A, ERNIC_RQCI));
     g_assert_cmphex(udb_rd(r, bar, QPN_A, 8), ==, 0);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
-    g_assert_cmphex(cqe(r, 0, 1), ==, CQE(ERNIC_OP_SEND, 1));
-    g_assert_cmphex(cqe(r, 0, 2), ==, CQE(ERNIC_OP_WRITE, 2));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, cc, 2000);
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, sdata, sizeof(sdata));
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_SEND, 1));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 2), ==, CQE(ERNIC_OP_WRITE, 2));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, cc, 2000);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, sdata, sizeof(sdata));
 
     /* QP A + 1 is not a user QP: its page is inert. */
     udb_ring(r, bar, QPN_A + 1, 5);
-    g_assert_cmphex(qrd(r, 0, QPN_A + 1, ERNIC_SQPI), ==, 0);
-    qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A + 1, ERNIC_SQPI), ==, 0);
+    ernic_rig_qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 1);
     g_assert_cmphex(udb_rd(r, bar, QPN_A + 1, ERNIC_UDB_SQPI), ==, 0);
-    qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 0);
+    ernic_rig_qwr(r, 0, QPN_A + 1, ERNIC_SQPI, 0);
     /* Past num-qp (256 pages, 32 QPs by default): inert too. */
-    qpci_io_writel(r->d[0].pci, bar, ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE, 1);
-    g_assert_cmphex(qpci_io_readl(r->d[0].pci, bar,
+    qpci_io_writel(r->d[0].e.pdev, bar, ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE, 1);
+    g_assert_cmphex(qpci_io_readl(r->d[0].e.pdev, bar,
                                   ERNIC_UDB_BAR_SIZE - ERNIC_UDB_PAGE), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1199,19 +1216,19 @@ static void test_udb_doorbell(void)
  */
 static void test_udb_off(void)
 {
-    Rig *r = xwqe_pair_conf(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    ErnicRig *r = xwqe_pair_conf(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
     QPCIBar bar = udb_bar(r);
-    g_autofree uint8_t *a = put_pattern(r, XS_A, 1000, 9);
+    g_autofree uint8_t *a = ernic_rig_put_pattern(r, XS_A, 1000, 9);
 
     put_x(r, 0, ERNIC_OP_WRITE, 1, &xs_sges[0], MR_VA, RKEY, 0, 0);
     udb_ring(r, bar, QPN_A, 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 0);
     g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_SQPI), ==, 0);
-    qwr(r, 0, QPN_A, ERNIC_SQPI, 1);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, a, 1000);
-    rig_stop(r);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, a, 1000);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1239,7 +1256,7 @@ static const UdbRefusal udb_refusals[] = {
  */
 #define UDB_FR_INDEX    9
 
-static void udb_reg_mr(Rig *r)
+static void udb_reg_mr(ErnicRig *r)
 {
     uint32_t acc = ERNIC_MRACC_LOCAL_WRITE | ERNIC_MRACC_FRWR |
                    12 << ERNIC_MRACC_SHIFT_SHIFT;
@@ -1260,8 +1277,8 @@ static void udb_reg_mr(Rig *r)
 static void test_udb_refused(const void *opaque)
 {
     const UdbRefusal *t = opaque;
-    Rig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
-    g_autofree uint8_t *a = put_pattern(r, XS_A, 4096, 11);
+    ErnicRig *r = xwqe_pair_conf(UDB_FEAT, ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    g_autofree uint8_t *a = ernic_rig_put_pattern(r, XS_A, 4096, 11);
     g_autofree uint8_t *zero = g_malloc0(4096);
 
     if (t->opcode == ERNIC_OP_REG_MR) {
@@ -1271,31 +1288,32 @@ static void test_udb_refused(const void *opaque)
               t->len);
     }
     udb_ring(r, udb_bar(r), QPN_A, 1);
-    PUMP(r, NULL, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0) >> ERNIC_CQE_ERRFLAG_SHIFT, !=, 0);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, zero, 4096);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, zero, 4096);
     /* The fast-registration entry stays unmapped. */
     mr_cmd(r, 0, UDB_FR_INDEX, ERNIC_MRCMD_READ);
-    g_assert_cmphex(rd(r, 0, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT, ==,
-                    t->opcode == ERNIC_OP_REG_MR ? ERNIC_MR_INVALID : 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT,
+                    ==, t->opcode == ERNIC_OP_REG_MR ? ERNIC_MR_INVALID : 0);
+    ernic_rig_stop(r);
 }
 
 /* A fast-registration entry of device 1, mapped (valid) or not. */
-static void fr_entry(Rig *r, uint32_t state, uint32_t acc, uint32_t pd)
+static void fr_entry(ErnicRig *r, uint32_t state, uint32_t acc, uint32_t pd)
 {
     put_entry(r, state, pd, acc | ERNIC_MRACC_PHYS, XMR_IOVA, 4096,
               DEV_BASE(1) + MR_OFF, 0);
 }
 
-static uint32_t fr_state(Rig *r)
+static uint32_t fr_state(ErnicRig *r)
 {
     mr_cmd(r, 1, XMR_INDEX, ERNIC_MRCMD_READ);
-    return rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT;
+    return ernic_rig_rd(r, 1, ERNIC_MRKEY) >> ERNIC_MRKEY_STATE_SHIFT;
 }
 
 #define ALL_RX  (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RXMETA | \
@@ -1304,7 +1322,7 @@ static uint32_t fr_state(Rig *r)
 /* A SEND with Invalidate naming a mapped entry of the PD unmaps it. */
 static void test_rinv(void)
 {
-    Rig *r = meta_pair(ALL_RX, true);
+    ErnicRig *r = meta_pair(ALL_RX, true);
     uint8_t ieth[4];
 
     fr_entry(r, ERNIC_MR_VALID, ERNIC_MRACC_FRWR | ERNIC_MRACC_REMOTE_WRITE,
@@ -1314,7 +1332,7 @@ static void test_rinv(void)
                     AETH_ACK);
     g_assert_cmpuint(fr_state(r), ==, ERNIC_MR_INVALID);
     assert_meta(r, 0, 40, OPC_SEND_INV, ERNIC_RXMETA_F_INV, XRKEY);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1343,23 +1361,24 @@ static const InvRefusal inv_refusals[] = {
 static void test_rinv_refused(const void *opaque)
 {
     const InvRefusal *t = opaque;
-    Rig *r = meta_pair(ALL_RX, true);
+    ErnicRig *r = meta_pair(ALL_RX, true);
     uint8_t ieth[4];
 
     fr_entry(r, t->state, t->acc, t->pd);
     stl_be_p(ieth, t->key);
     g_assert_cmphex(request(r, OPC_SEND_INV, PSN_A, ieth, 4, 40), ==,
                     AETH_NAK_INV);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==, (QPN_B << 16) | ERNIC_FATAL_RKEY);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==, (QPN_B << 16) |
+                    ERNIC_FATAL_RKEY);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     g_assert_cmpuint(fr_state(r), ==, t->state);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Without RINV a SEND with Invalidate is a SEND, as in PG332. */
 static void test_rinv_off(void)
 {
-    Rig *r = meta_pair(ALL_RX & ~ERNIC_EXT_F_RINV, true);
+    ErnicRig *r = meta_pair(ALL_RX & ~ERNIC_EXT_F_RINV, true);
     uint8_t ieth[4];
 
     fr_entry(r, ERNIC_MR_VALID, INV_ACC, PD_NUM);
@@ -1372,7 +1391,7 @@ static void test_rinv_off(void)
     g_assert_cmpuint(fr_state(r), ==, ERNIC_MR_VALID);
     assert_meta(r, 0, 40, OPC_SEND_INV, 0, 0);
     assert_meta(r, 1, 40, OPC_SEND_INV, 0, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1387,35 +1406,35 @@ static void test_rinv_off(void)
 #define OPC_UD_SEND     0x64
 
 /* EXTCTRL while ERNIC is disabled, then QP1's block while it is. */
-static void qp1_ext(Rig *r, int i, uint32_t feat, uint32_t conf)
+static void qp1_ext(ErnicRig *r, int i, uint32_t feat, uint32_t conf)
 {
     uint32_t x = ERNIC_EXT_QP_OFFSET(1);
 
-    wr(r, i, ERNIC_EXTCTRL, feat);
-    g_assert_cmphex(rd(r, i, ERNIC_EXTCTRL), ==, feat);
-    setup_global(r, i, 0);
-    wr(r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
-    wr(r, i, x + ERNIC_EXTQPCONF, conf);
+    ernic_rig_wr(r, i, ERNIC_EXTCTRL, feat);
+    g_assert_cmphex(ernic_rig_rd(r, i, ERNIC_EXTCTRL), ==, feat);
+    ernic_rig_setup_global(r, i, 0);
+    ernic_rig_wr(r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
+    ernic_rig_wr(r, i, x + ERNIC_EXTQPCONF, conf);
 }
 
 /* Both devices' QP1, each with its ERNIC-X setting. */
-static Rig *qp1_pair(uint32_t feat0, uint32_t conf0, uint32_t feat1,
-                     uint32_t conf1)
+static ErnicRig *qp1_pair(uint32_t feat0, uint32_t conf0, uint32_t feat1,
+                          uint32_t conf1)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
     for (int i = 0; i < NDEV; i++) {
         uint64_t b = DEV_BASE(i);
         uint32_t q = ERNIC_QP_OFFSET(1);
 
         qp1_ext(r, i, i ? feat1 : feat0, i ? conf1 : conf0);
-        wr(r, i, q + ERNIC_SQBA, b + GSI_SQ_OFF);
-        wr(r, i, q + ERNIC_CQBA, b + GSI_CQ_OFF);
-        wr(r, i, q + ERNIC_RQBA, b + GSI_RQ_OFF);
-        wr(r, i, q + ERNIC_QDEPTH, (64 << 16) | 16);
-        wr(r, i, q + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
-           ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
-           (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+        ernic_rig_wr(r, i, q + ERNIC_SQBA, b + GSI_SQ_OFF);
+        ernic_rig_wr(r, i, q + ERNIC_CQBA, b + GSI_CQ_OFF);
+        ernic_rig_wr(r, i, q + ERNIC_RQBA, b + GSI_RQ_OFF);
+        ernic_rig_wr(r, i, q + ERNIC_QDEPTH, (64 << 16) | 16);
+        ernic_rig_wr(r, i, q + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
+                     ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
+                     (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
     }
     return r;
 }
@@ -1426,16 +1445,16 @@ static Rig *qp1_pair(uint32_t feat0, uint32_t conf0, uint32_t feat1,
  * headers at SRC_OFF and the MAD at QP1_MAD. Returns the frame's length
  * with its ICRC; runs until device 1's QP1 has taken it.
  */
-static size_t qp1_send(Rig *r, uint8_t *f, bool keyed)
+static size_t qp1_send(ErnicRig *r, uint8_t *f, bool keyed)
 {
     uint8_t deth[8], mad[256], w[ERNIC_XWQE_SIZE] = { 0 }, *g;
     size_t len;
 
     stl_be_p(deth, 0x80010000);
     stl_be_p(deth + 4, 1);
-    fill(mad, sizeof(mad), 43);
-    len = build_frame(f, &r->d[0], &r->d[1], OPC_UD_SEND, 1, 0x77, false,
-                      deth, 8, mad, sizeof(mad));
+    ernic_rig_fill(mad, sizeof(mad), 43);
+    len = ernic_rig_frame(f, &r->d[0], &r->d[1], OPC_UD_SEND, 1, 0x77, false,
+                          deth, 8, mad, sizeof(mad));
     w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
     if (keyed) {
         qtest_memwrite(r->qts, DEV_BASE(0) + SRC_OFF, f, QP1_HDRS);
@@ -1454,35 +1473,39 @@ static size_t qp1_send(Rig *r, uint8_t *f, bool keyed)
     }
     qtest_memwrite(r->qts, DEV_BASE(0) + GSI_SQ_OFF, w,
                    keyed ? ERNIC_XWQE_SIZE : ERNIC_WQE_SIZE);
-    wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
-    PUMP(r, NULL, rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) == 1);
-    g_assert_cmphex(rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==, 1);
+    ernic_rig_wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, NULL,
+                   ernic_rig_rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) ==
+                   1);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==,
+                    1);
     return len;
 }
 
 /* A PG332 QP1 RQ buffer: 20 zero bytes, then the frame from IPv4 on. */
-static void assert_qp1_buffer(Rig *r, const uint8_t *f, size_t len)
+static void assert_qp1_buffer(ErnicRig *r, const uint8_t *f, size_t len)
 {
     g_autofree uint8_t *want = g_malloc0(20 + len - 4 - F_IP);
 
     memcpy(want + 20, f + F_IP, len - 4 - F_IP);
-    assert_mem(r, DEV_BASE(1) + GSI_RQ_OFF, want, 20 + len - 4 - F_IP);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + GSI_RQ_OFF, want, 20 + len - 4 -
+                         F_IP);
 }
 
 /* Keyed SGEs gather the frame; a PG332 peer receives it whole. */
 static void test_qp1_gather(void)
 {
-    Rig *r = qp1_pair(QP1_FEAT, ERNIC_EXTQPCONF_XWQE, 0, 0);
+    ErnicRig *r = qp1_pair(QP1_FEAT, ERNIC_EXTQPCONF_XWQE, 0, 0);
     uint8_t f[FRAME_MAX];
     size_t len = qp1_send(r, f, true);
 
     assert_qp1_buffer(r, f, len);
-    g_assert_cmphex(rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
+    ernic_rig_stop(r);
 }
 
 /* Device 1's receive WQE of two SGEs: @len0 bytes at RXA, 400 at RXC. */
-static void qp1_rwqe(Rig *r, uint32_t len0)
+static void qp1_rwqe(ErnicRig *r, uint32_t len0)
 {
     uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
 
@@ -1500,8 +1523,8 @@ static void qp1_rwqe(Rig *r, uint32_t len0)
  */
 static void test_qp1_place(void)
 {
-    Rig *r = qp1_pair(0, 0, QP1_FEAT,
-                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    ErnicRig *r = qp1_pair(0, 0, QP1_FEAT,
+                           ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     uint8_t f[FRAME_MAX], want[40 + 256] = { 0 };
     g_autofree uint8_t *zero = g_malloc0(512);
 
@@ -1509,15 +1532,16 @@ static void test_qp1_place(void)
     qp1_send(r, f, false);
     memcpy(want + 20, f + F_IP, 20);
     memcpy(want + 40, f + QP1_HDRS, 256);
-    assert_mem(r, RXA, want, 100);
-    assert_mem(r, RXA + 100, zero, 16);
-    assert_mem(r, RXC, want + 100, sizeof(want) - 100);
-    assert_mem(r, RXC + sizeof(want) - 100, zero, 400 + 100 - sizeof(want));
+    ernic_rig_assert_mem(r, RXA, want, 100);
+    ernic_rig_assert_mem(r, RXA + 100, zero, 16);
+    ernic_rig_assert_mem(r, RXC, want + 100, sizeof(want) - 100);
+    ernic_rig_assert_mem(r, RXC + sizeof(want) - 100, zero, 400 + 100 -
+                         sizeof(want));
     assert_meta(r, 0, sizeof(want), OPC_UD_SEND, 0, 1);
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED, ==,
-                    ERNIC_INT_MAD_RECEIVED);
-    g_assert_cmphex(rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED,
+                    ==, ERNIC_INT_MAD_RECEIVED);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1526,20 +1550,20 @@ static void test_qp1_place(void)
  */
 static void test_qp1_short(void)
 {
-    Rig *r = qp1_pair(0, 0, QP1_FEAT,
-                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    ErnicRig *r = qp1_pair(0, 0, QP1_FEAT,
+                           ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     uint8_t f[FRAME_MAX];
     g_autofree uint8_t *zero = g_malloc0(512);
 
     qp1_rwqe(r, 64);
     qp1_send(r, f, false);
-    assert_mem(r, RXA, zero, 512);
+    ernic_rig_assert_mem(r, RXA, zero, 512);
     assert_meta(r, 0, 40 + 256, OPC_UD_SEND,
                 ERNIC_RXMETA_ST_LEN << ERNIC_RXMETA_STATUS_SHIFT, 1);
-    g_assert_cmphex(rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATQP) &
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATQP) &
                     ERNIC_STATQP_FATAL, ==, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1550,15 +1574,15 @@ static void test_qp1_short(void)
 static void test_qp1_off(void)
 {
     uint32_t feat = ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_QP1;
-    Rig *r = qp1_pair(feat, ERNIC_EXTQPCONF_XWQE, feat,
-                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    ErnicRig *r = qp1_pair(feat, ERNIC_EXTQPCONF_XWQE, feat,
+                           ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     uint8_t f[FRAME_MAX], m[ERNIC_RXMETA_SIZE], zero[ERNIC_RXMETA_SIZE] = { 0 };
     size_t len = qp1_send(r, f, false);
 
     assert_qp1_buffer(r, f, len);
     qtest_memread(r->qts, META(0), m, sizeof(m));
     g_assert_cmpmem(m, sizeof(m), zero, sizeof(zero));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*

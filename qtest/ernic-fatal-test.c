@@ -64,14 +64,14 @@ static const RespCase resp_cases[] = {
 };
 
 /* QP B sends a SEND the test never acknowledges; returns its frame. */
-static void busy_qp_b(Rig *r, uint16_t wrid)
+static void busy_qp_b(ErnicRig *r, uint16_t wrid)
 {
     uint8_t f[FRAME_MAX];
     size_t len;
 
-    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_SEND,
-         DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0, NULL);
-    len = wire_wait(r, 1, f);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_SEND,
+                   DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0, NULL);
+    len = ernic_rig_wire_wait(r, 1, f);
     g_assert_cmphex(f[F_BTH], ==, 0x04);
     g_assert_cmpuint(len, >, F_EXT);
 }
@@ -79,52 +79,53 @@ static void busy_qp_b(Rig *r, uint16_t wrid)
 static void test_resp_case(gconstpointer data)
 {
     const RespCase *tc = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
     size_t len, alen;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     busy_qp_b(r, 0x31);
-    len = inject(r, f, tc->opcode, QPN_B, PSN_A,
-                 tc->reth ? reth(ext, tc->va, tc->rkey, tc->dmalen) : NULL,
-                 tc->reth ? 16 : 0, tc->paylen);
-    alen = exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, tc->opcode, QPN_B, PSN_A, tc->reth ?
+                           ernic_rig_reth(ext, tc->va, tc->rkey, tc->dmalen) :
+                           NULL, tc->reth ? 16 : 0, tc->paylen);
+    alen = ernic_rig_exchange(r, f, len, a);
     /* The NAK, with the request's PSN (IBTA 9.7.5.2.2). */
     g_assert_cmphex(a[F_BTH], ==, 0x11);
     g_assert_cmphex(a[F_EXT], ==, tc->nak);
-    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
-    g_assert_cmphex(le32(a + alen - 4), ==, test_icrc(a, alen));
-    check_fatal(r, 1, QPN_B, tc->code, ERRFLAG | CQE(ERNIC_OP_SEND, 0x31));
+    g_assert_cmphex(ernic_rig_be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(ernic_rig_le32(a + alen - 4), ==, qernic_icrc(a, alen));
+    ernic_rig_check_fatal(r, 1, QPN_B, tc->code, ERRFLAG |
+                          CQE(ERNIC_OP_SEND, 0x31));
     /* Logged: every packet that makes a QP FATAL is (PG332 p.33). */
-    check_errbuf(r, 1, 1, tc->synd, f);
+    ernic_rig_check_errbuf(r, 1, 1, tc->synd, f);
     /* Nothing of the request was executed. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
                     (PSN_A - 1) & 0xffffff);
     /* A FATAL QP answers nothing more: the same request again. */
-    wire_write(r->d[1].fd, f, len);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     qtest_clock_step(r->qts, 1000000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
-    rig_stop(r);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+    ernic_rig_stop(r);
 }
 
 /* A 17th READ while 16 are outstanding: resources full, 0x10 (p.22). */
 static void test_read_resources(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], ext[16], a[FRAME_MAX];
     g_autoptr(GByteArray) burst = g_byte_array_new();
     size_t len, alen;
     bool nak = false;
     int k;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     busy_qp_b(r, 0x32);
-    reth(ext, MR_VA, RKEY, 0x100000);   /* 1024 responses each */
+    ernic_rig_reth(ext, MR_VA, RKEY, 0x100000);   /* 1024 responses each */
     for (k = 0; k < 17; k++) {
         uint32_t be;
 
-        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
         be = cpu_to_be32(len);
         g_byte_array_append(burst, (uint8_t *)&be, 4);
         g_byte_array_append(burst, f, len);
@@ -133,7 +134,7 @@ static void test_read_resources(void)
     g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
                     burst->len);
     for (k = 0; k < 100000 && !nak; k++) {
-        if (!wire_read(r->d[1].fd, a, &alen)) {
+        if (!ernic_rig_wire_read(r->d[1].fd, a, &alen)) {
             qtest_clock_step(r->qts, 100);
             continue;
         }
@@ -141,16 +142,16 @@ static void test_read_resources(void)
     }
     g_assert_true(nak);
     /* The NAK names the 17th READ. */
-    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==,
+    g_assert_cmphex(ernic_rig_be32(a + F_BTH + 8) & 0xffffff, ==,
                     (PSN_A + 16 * 1024) & 0xffffff);
     /* After the NAK, silence: no more READ responses. */
     qtest_clock_step(r->qts, 1000000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
-    check_fatal(r, 1, QPN_B, ERNIC_FATAL_READ_RESOURCES,
-                ERRFLAG | CQE(ERNIC_OP_SEND, 0x32));
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+    ernic_rig_check_fatal(r, 1, QPN_B, ERNIC_FATAL_READ_RESOURCES,
+                          ERRFLAG | CQE(ERNIC_OP_SEND, 0x32));
     /* The 17th READ made the QP FATAL: logged, with no Table 2-3 bit. */
-    check_errbuf(r, 1, 1, 0, f);
-    rig_stop(r);
+    ernic_rig_check_errbuf(r, 1, 1, 0, f);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -179,13 +180,13 @@ typedef struct ReqCase {
 
 static uint32_t req_psn(const uint8_t *req)
 {
-    return be32(req + F_BTH + 8) & 0xffffff;
+    return ernic_rig_be32(req + F_BTH + 8) & 0xffffff;
 }
 
 /* The last frame the test answered with. */
 static uint8_t answer_frame[FRAME_MAX];
 
-static void answer(Rig *r, uint8_t opcode, uint32_t psn, int aeth_synd,
+static void answer(ErnicRig *r, uint8_t opcode, uint32_t psn, int aeth_synd,
                    size_t extra, size_t paylen)
 {
     uint8_t ext[16] = { 0 };
@@ -195,8 +196,8 @@ static void answer(Rig *r, uint8_t opcode, uint32_t psn, int aeth_synd,
         stl_be_p(ext, (uint32_t)aeth_synd << 24 | 1);
         ext_len = 4 + extra;
     }
-    len = respond(r, answer_frame, opcode, psn, ext, ext_len, paylen);
-    wire_write(r->d[0].fd, answer_frame, len);
+    len = ernic_rig_respond(r, answer_frame, opcode, psn, ext, ext_len, paylen);
+    ernic_rig_wire_write(r->d[0].fd, answer_frame, len);
 }
 
 static const ReqCase req_cases[] = {
@@ -232,14 +233,14 @@ static const ReqCase req_cases[] = {
 static void test_req_case(gconstpointer data)
 {
     const ReqCase *tc = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
 
-    connect_pair(r, &default_cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
-         DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
+                   DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
     /* The whole request (a SEND or WRITE of 100 B is one packet). */
-    wire_wait(r, 0, f);
+    ernic_rig_wire_wait(r, 0, f);
     g_assert_cmphex(req_psn(f), ==, PSN_A);
     for (int k = 0; k < 3 && tc->ans[k].opcode; k++) {
         const Resp *a = &tc->ans[k];
@@ -247,36 +248,38 @@ static void test_req_case(gconstpointer data)
         answer(r, a->opcode, PSN_A + a->psn_off, a->aeth, a->extra,
                a->paylen);
     }
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
-    check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
-    check_errbuf(r, 0, 1, tc->synd, answer_frame);
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, tc->nak_synd);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    ernic_rig_check_fatal(r, 0, QPN_A, tc->code, ERRFLAG |
+                          CQE(tc->wqe_op, 0x41));
+    ernic_rig_check_errbuf(r, 0, 1, tc->synd, answer_frame);
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, tc->nak_synd);
     /* Nothing of a refused READ response reached memory. */
     if (tc->wqe_op == ERNIC_OP_READ && tc->code != ERNIC_FATAL_READ_RESP_LAST
         && tc->code != ERNIC_FATAL_READ_RESP_MID_LEN) {
         g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(0) + SRC_OFF), ==, 0);
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* A WQE longer than 8 MiB (PG332 p.10): the WQE processor's FATAL, 0x05. */
 static void test_wqe_processor(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     size_t len;
 
-    connect_pair(r, &default_cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x51, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 9 * 1024 * 1024, MR_VA, RKEY, 0, NULL);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
-    check_fatal(r, 0, QPN_A, ERNIC_FATAL_WQE_PROCESSOR,
-                ERRFLAG | CQE(ERNIC_OP_WRITE, 0x51));
-    check_errbuf(r, 0, 0, 0, NULL);
-    rig_stop(r);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x51, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 9 * 1024 * 1024, MR_VA, RKEY, 0,
+                   NULL);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    ernic_rig_check_fatal(r, 0, QPN_A, ERNIC_FATAL_WQE_PROCESSOR,
+                          ERRFLAG | CQE(ERNIC_OP_WRITE, 0x51));
+    ernic_rig_check_errbuf(r, 0, 0, 0, NULL);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -286,8 +289,8 @@ static void test_wqe_processor(void)
 static void test_retry_counts(gconstpointer data)
 {
     bool rnr = GPOINTER_TO_INT(data);
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX];
     size_t len;
     int sends = 0;
@@ -295,12 +298,12 @@ static void test_retry_counts(gconstpointer data)
     cfg.timeout = 10;               /* 4.2 ms */
     cfg.retry = 1;
     cfg.rnr_retry = 1;
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x61, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
-    for (int k = 0; k < 200 && !(qrd(r, 0, QPN_A, ERNIC_STATQP) &
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x61, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    for (int k = 0; k < 200 && !(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
                                  ERNIC_STATQP_FATAL); k++) {
-        if (wire_read(r->d[0].fd, f, &len)) {
+        if (ernic_rig_wire_read(r->d[0].fd, f, &len)) {
             sends++;
             if (rnr) {
                 /* RNR NAK, timer code 1: 10 us (IBTA Table 45). */
@@ -312,27 +315,27 @@ static void test_retry_counts(gconstpointer data)
     }
     /* The first try and one retry, then FATAL. */
     g_assert_cmpint(sends, ==, 2);
-    check_fatal(r, 0, QPN_A, rnr ? ERNIC_FATAL_RNR_COUNTER :
-                ERNIC_FATAL_RESPONSE_HANDLER,
-                ERRFLAG | CQE(ERNIC_OP_SEND, 0x61));
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, rnr ? 0x21 : 0);
-    rig_stop(r);
+    ernic_rig_check_fatal(r, 0, QPN_A, rnr ? ERNIC_FATAL_RNR_COUNTER :
+                          ERNIC_FATAL_RESPONSE_HANDLER,
+                          ERRFLAG | CQE(ERNIC_OP_SEND, 0x61));
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, rnr ? 0x21 : 0);
+    ernic_rig_stop(r);
 }
 
 static void test_remote_access(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
-    cause_remote_access(r, 0x71);
-    check_fatal(r, 0, QPN_A, ERNIC_FATAL_NAK_RECEIVED,
-                ERRFLAG | CQE(ERNIC_OP_WRITE, 0x71));
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x62);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_cause_remote_access(r, 0x71);
+    ernic_rig_check_fatal(r, 0, QPN_A, ERNIC_FATAL_NAK_RECEIVED,
+                          ERRFLAG | CQE(ERNIC_OP_WRITE, 0x71));
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, 0x62);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_RKEY);
     /* Not one byte landed in device 1's region. */
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + MR_OFF), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -346,66 +349,66 @@ static void test_remote_access(void)
  */
 static void test_errbuf_transport(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
     size_t len;
     uint32_t n = 0;
 
     cfg.rq_depth = 2;               /* one buffer */
-    connect_pair(r, &cfg);
+    ernic_rig_connect_pair(r, &cfg);
     /* PSN sequence error: NAK 0x60, logged with bit 21. */
-    len = inject(r, f, 0x04, QPN_B, PSN_A + 5, NULL, 0, 8);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A + 5, NULL, 0, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x60);
-    check_errbuf(r, 1, ++n, ERNIC_SYND_PSN_SEQ, f);
+    ernic_rig_check_errbuf(r, 1, ++n, ERNIC_SYND_PSN_SEQ, f);
     /* Pad on a SEND_FIRST: dropped, bit 18. */
-    len = inject(r, f, 0x00, QPN_B, PSN_A, NULL, 0, 1023);
-    wire_write(r->d[1].fd, f, len);
-    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
-    check_errbuf(r, 1, n, ERNIC_SYND_PAD, f);
+    len = ernic_rig_inject(r, f, 0x00, QPN_B, PSN_A, NULL, 0, 1023);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
+    ernic_rig_check_errbuf(r, 1, n, ERNIC_SYND_PAD, f);
     /* More payload than the PMTU: dropped, bit 19. */
-    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 2048);
-    wire_write(r->d[1].fd, f, len);
-    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
-    check_errbuf(r, 1, n, ERNIC_SYND_PMTU, f);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 2048);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, ++n);
+    ernic_rig_check_errbuf(r, 1, n, ERNIC_SYND_PMTU, f);
     /* Fill the one RQ buffer, then RQ full: RNR NAK, bit 20. */
-    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
-    len = inject(r, f, 0x04, QPN_B, PSN_A + 1, NULL, 0, 8);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A + 1, NULL, 0, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT] & 0xe0, ==, 0x20);
-    check_errbuf(r, 1, ++n, ERNIC_SYND_RQ_FULL, f);
+    ernic_rig_check_errbuf(r, 1, ++n, ERNIC_SYND_RQ_FULL, f);
     /* Reserved AETH type (0x40..0x5f) on an ACK to device 0: bit 22. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
-    len = wire_wait(r, 0, f);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
+    len = ernic_rig_wire_wait(r, 0, f);
     answer(r, 0x11, req_psn(f), 0x40, 0, 0);
-    poll_reg(r, 0, ERNIC_ERRBUFWPTR, 0xffff, 1);
-    check_errbuf(r, 0, 1, ERNIC_SYND_AETH, answer_frame);
+    ernic_rig_poll_reg(r, 0, ERNIC_ERRBUFWPTR, 0xffff, 1);
+    ernic_rig_check_errbuf(r, 0, 1, ERNIC_SYND_AETH, answer_frame);
     /* Dropped, not acted on: the SEND is still outstanding, no FATAL. */
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     /* XRNICCONF[5] clear: checks still act, nothing is logged... */
-    wr(r, 1, ERNIC_XRNICCONF, rd(r, 1, ERNIC_XRNICCONF) &
-       ~ERNIC_XRNICCONF_ERRBUF_EN);
-    len = inject(r, f, 0x04, QPN_B, PSN_A + 9, NULL, 0, 8);
-    exchange(r, f, len, a);
+    ernic_rig_wr(r, 1, ERNIC_XRNICCONF, ernic_rig_rd(r, 1, ERNIC_XRNICCONF) &
+                 ~ERNIC_XRNICCONF_ERRBUF_EN);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A + 9, NULL, 0, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x60);
-    g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, n);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR), ==, n);
     /*
      * ...except a packet that makes the QP FATAL (PG332 p.33, ERRBUFBA):
      * a SEND_MIDDLE with no SEND in progress, expected PSN.
      */
-    len = inject(r, f, 0x01, QPN_B, PSN_A + 1, NULL, 0, 1024);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x01, QPN_B, PSN_A + 1, NULL, 0, 1024);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x61);
-    check_errbuf(r, 1, ++n, ERNIC_SYND_OPCODE_SEQ, f);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    ernic_rig_check_errbuf(r, 1, ++n, ERNIC_SYND_OPCODE_SEQ, f);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_OPCODE_SEQ);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -414,29 +417,30 @@ static void test_errbuf_transport(void)
  */
 static void test_fatal_queue_wrap(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
     static const uint32_t qps[] = { QPN_B, 4, 5 };
     size_t len;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int k = 1; k < 3; k++) {
-        setup_qp(r, 1, qps[k], 0, QPN_A, PSN_B, PSN_A, &default_cfg,
-                 DEV_BASE(1));
+        ernic_rig_setup_qp(r, 1, qps[k], 0, QPN_A, PSN_B, PSN_A,
+                           &ernic_rig_default_cfg, DEV_BASE(1));
     }
-    wr(r, 1, ERNIC_IPKTERRQSZ, 2);
+    ernic_rig_wr(r, 1, ERNIC_IPKTERRQSZ, 2);
     for (int k = 0; k < 3; k++) {
-        len = inject(r, f, 0x13, qps[k], PSN_A, NULL, 0, 28);
-        exchange(r, f, len, a);
+        len = ernic_rig_inject(r, f, 0x13, qps[k], PSN_A, NULL, 0, 28);
+        ernic_rig_exchange(r, f, len, a);
         g_assert_cmphex(a[F_EXT], ==, 0x61);
-        g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, (k + 1) % 2);
+        g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==,
+                        (k + 1) % 2);
     }
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (5 << 16) | ERNIC_FATAL_UNSUPPORTED_OPCODE);
-    g_assert_cmphex(fatal_entry(r, 1, 1), ==,
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 1), ==,
                     (4 << 16) | ERNIC_FATAL_UNSUPPORTED_OPCODE);
-    g_assert_cmphex(fatal_entry(r, 1, 2), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 2), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -446,72 +450,73 @@ static void test_fatal_queue_wrap(void)
 /* Disabled (Reset): packets are dropped with Table 2-3 bit 15, unanswered. */
 static void test_state_disabled(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
     uint32_t qpconf;
     size_t len, alen;
 
-    connect_pair(r, &default_cfg);
-    qpconf = qrd(r, 1, QPN_B, ERNIC_QPCONF);
-    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    qpconf = ernic_rig_qrd(r, 1, QPN_B, ERNIC_QPCONF);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
     for (int k = 0; k < 2; k++) {
-        len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
-        wire_write(r->d[1].fd, f, len);
-        poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, k + 1);
-        check_errbuf(r, 1, k + 1, ERNIC_SYND_QP_NOT_ENABLED, f);
+        len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
+        ernic_rig_poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, k + 1);
+        ernic_rig_check_errbuf(r, 1, k + 1, ERNIC_SYND_QP_NOT_ENABLED, f);
         qtest_clock_step(r->qts, 1000000);
-        g_assert_false(wire_read(r->d[1].fd, a, &alen));
-        g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-        g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP), ==,
+        g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+        g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+        g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP), ==,
                         ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
                         (7u << 24) | (7u << 28));
         /* The same holds disabled and under recovery (deleted). */
-        qwr(r, 1, QPN_B, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
-            ERNIC_QPCONF_UNDER_RECOVERY);
+        ernic_rig_qwr(r, 1, QPN_B, ERNIC_QPCONF,
+                      (qpconf & ~ERNIC_QPCONF_QP_EN) |
+                      ERNIC_QPCONF_UNDER_RECOVERY);
     }
     /* Doorbells wait in SQPIi while disabled: nothing is sent. */
-    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(1) + SRC_OFF, 8, 0, 0, 0, NULL);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(1) + SRC_OFF, 8, 0, 0, 0, NULL);
     qtest_clock_step(r->qts, 1000000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
     /* Enabled again, it serves both the doorbell and requests. */
-    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf);
-    alen = wire_wait(r, 1, a);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf);
+    alen = ernic_rig_wire_wait(r, 1, a);
     g_assert_cmphex(a[F_BTH], ==, 0x04);
-    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /* Enabled with an SQ never rung: receives and acknowledges only (RTR). */
 static void test_state_receive_only(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
     size_t len, alen;
     uint32_t psn = PSN_A;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int k = 0; k < 3; k++) {
-        len = inject(r, f, 0x04, QPN_B, psn++, NULL, 0, 200);
-        exchange(r, f, len, a);
+        len = ernic_rig_inject(r, f, 0x04, QPN_B, psn++, NULL, 0, 200);
+        ernic_rig_exchange(r, f, len, a);
         g_assert_cmphex(a[F_BTH], ==, 0x11);
         g_assert_cmphex(a[F_EXT], ==, 0x1f);
     }
-    len = inject(r, f, 0x0a, QPN_B, psn++, reth(ext, MR_VA, RKEY, 64), 16,
-                 64);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, 0x0a, QPN_B, psn++,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 64), 16, 64);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
     qtest_clock_step(r->qts, 100000000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 4);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATSSN), ==, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATWQE), ==, 0);
-    rig_stop(r);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 3);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 4);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATSSN), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATWQE), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -521,44 +526,46 @@ static void test_state_receive_only(void)
  */
 static void test_state_recovery_clears(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
     size_t len, alen;
     uint32_t qpconf;
     int k;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (k = 0; k < 20; k++) {
-        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x100 + k, ERNIC_OP_SEND,
-             DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0, NULL);
+        ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x100 + k,
+                       ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 100, 0, 0, 0,
+                       NULL);
     }
     /* 16 go out (the outstanding queue), none acknowledged. */
     for (k = 0; k < 16; k++) {
-        wire_wait(r, 1, f);
+        ernic_rig_wire_wait(r, 1, f);
     }
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_OSQ_FULL,
-                    ==, ERNIC_STATQP_OSQ_FULL);
-    qpconf = qrd(r, 1, QPN_B, ERNIC_QPCONF);
-    qwr(r, 1, QPN_B, ERNIC_QPCONF, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_OSQ_FULL, ==, ERNIC_STATQP_OSQ_FULL);
+    qpconf = ernic_rig_qrd(r, 1, QPN_B, ERNIC_QPCONF);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_QPCONF,
+                  qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
     /* At once: everything complete, in order, in error. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
-                    qrd(r, 1, QPN_B, ERNIC_SQPI));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
+                    ernic_rig_qrd(r, 1, QPN_B, ERNIC_SQPI));
     for (k = 0; k < 20; k++) {
-        g_assert_cmphex(cqe(r, 1, k), ==,
+        g_assert_cmphex(ernic_rig_cqe(r, 1, k), ==,
                         ERRFLAG | CQE(ERNIC_OP_SEND, 0x100 + k));
     }
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) &
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
                     (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
                      ERNIC_STATQP_FATAL), ==,
                     ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
     /* No FATAL entry: recovery is not an error. */
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
-    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
-    wire_write(r->d[1].fd, f, len);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     qtest_clock_step(r->qts, 100000000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    rig_stop(r);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -569,44 +576,44 @@ static void test_state_recovery_clears(void)
  */
 static void test_state_fatal_disable_blocked(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], ext[16];
     size_t len;
     int k;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     /* 1 MiB of READ responses that nobody reads: the socket fills up. */
-    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 0x100000),
-                 16, 0);
-    wire_write(r->d[1].fd, f, len);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 0x100000), 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     for (k = 0; k < 100; k++) {
         qtest_clock_step(r->qts, 10000);
     }
     for (k = 0; k < 3; k++) {
-        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x200 + k, ERNIC_OP_SEND,
-             DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
+        ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x200 + k,
+                       ERNIC_OP_SEND, DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
     }
-    len = inject(r, f, 0x13, QPN_B, PSN_A + 1024, NULL, 0, 28);
-    wire_write(r->d[1].fd, f, len);
-    poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
+    len = ernic_rig_inject(r, f, 0x13, QPN_B, PSN_A + 1024, NULL, 0, 28);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
     for (k = 0; k < 100; k++) {
         qtest_clock_step(r->qts, 10000);
     }
     /* The backend holds the transmit engine: nothing completed yet. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_RESPHNDSTS) &
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_RESPHNDSTS) &
                     ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, ==, 0);
-    qwr(r, 1, QPN_B, ERNIC_QPCONF, (qrd(r, 1, QPN_B, ERNIC_QPCONF) &
-                                    ~ERNIC_QPCONF_QP_EN) |
-        ERNIC_QPCONF_UNDER_RECOVERY);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
-                    qrd(r, 1, QPN_B, ERNIC_SQPI));
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_QPCONF,
+                  (ernic_rig_qrd(r, 1, QPN_B, ERNIC_QPCONF) &
+                   ~ERNIC_QPCONF_QP_EN) | ERNIC_QPCONF_UNDER_RECOVERY);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_CQHEAD), ==,
+                    ernic_rig_qrd(r, 1, QPN_B, ERNIC_SQPI));
     for (k = 0; k < 3; k++) {
-        g_assert_cmphex(cqe(r, 1, k), ==,
+        g_assert_cmphex(ernic_rig_cqe(r, 1, k), ==,
                         ERRFLAG | CQE(ERNIC_OP_SEND, 0x200 + k));
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -619,52 +626,52 @@ static void test_state_fatal_disable_blocked(void)
  */
 static void test_recovery_procedure(void)
 {
-    Rig *r = rig_start(NULL);
-    First first = { 0 };
-    static const Reinit ri[NDEV] = {
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigFirst first = { 0 };
+    static const ErnicRigReinit ri[NDEV] = {
         { .sqpsn = 0x000777, .rqpsn = 0xabcdef, .ttl = 33 },
         { .sqpsn = 0xabcdef, .rqpsn = 0x000777, .ttl = 44 },
     };
 
-    connect_pair(r, &default_cfg);
-    traffic(r, &first, 1);
-    cause_remote_access(r, 0x90);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_traffic(r, &first, 1);
+    ernic_rig_cause_remote_access(r, 0x90);
     /* Work posted after the FATAL, before the driver noticed it. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x91, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
-    post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x92, ERNIC_OP_SEND,
-         DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x91, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0x92, ERNIC_OP_SEND,
+                   DEV_BASE(1) + SRC_OFF, 10, 0, 0, 0, NULL);
 
-    fatal_recovery(r, 0, QPN_A, 1, 0, ERNIC_FATAL_NAK_RECEIVED,
-                   &ri[0]);
-    fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY, &ri[1]);
+    ernic_rig_fatal_recovery(r, 0, QPN_A, 1, 0, ERNIC_FATAL_NAK_RECEIVED,
+                             &ri[0]);
+    ernic_rig_fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY, &ri[1]);
     /* The interrupt handler's last act: clear INTSTS[7] (W1C). */
-    wr(r, 0, ERNIC_INTSTS, ERNIC_INT_FATAL);
-    wr(r, 1, ERNIC_INTSTS, ERNIC_INT_FATAL);
-    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==, 0);
+    ernic_rig_wr(r, 0, ERNIC_INTSTS, ERNIC_INT_FATAL);
+    ernic_rig_wr(r, 1, ERNIC_INTSTS, ERNIC_INT_FATAL);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==, 0);
 
     memset(&first, 0, sizeof(first));
-    traffic(r, &first, 7);
+    ernic_rig_traffic(r, &first, 7);
     /* The first packets after recovery carry the new PSNs and TTLs. */
     for (int i = 0; i < NDEV; i++) {
         g_assert_true(first.seen[i]);
-        g_assert_cmphex(be32(first.f[i] + F_BTH + 8) & 0xffffff, ==,
+        g_assert_cmphex(ernic_rig_be32(first.f[i] + F_BTH + 8) & 0xffffff, ==,
                         ri[i].sqpsn);
         g_assert_cmphex(first.f[i][F_IP + 8], ==, ri[i].ttl);
     }
     /* No new FATAL on the way. */
-    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
  * "QP Deletion" (PG332 p.61), then the QP created again from scratch (a
  * different PMTU and queue memory) and used.
  */
-static void delete_qp(Rig *r, int i, uint32_t qpn)
+static void delete_qp(ErnicRig *r, int i, uint32_t qpn)
 {
-    uint32_t qpconf = qrd(r, i, qpn, ERNIC_QPCONF);
+    uint32_t qpconf = ernic_rig_qrd(r, i, qpn, ERNIC_QPCONF);
     static const uint32_t zeroed[] = {
         ERNIC_RQWPTRDBADD, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
         ERNIC_STATRQPIDB, ERNIC_STATCURSQPTR, ERNIC_SQPSN, ERNIC_LSTRQREQ,
@@ -672,66 +679,67 @@ static void delete_qp(Rig *r, int i, uint32_t qpn)
     };
 
     /* 1: SQ and outstanding queue empty. */
-    poll_reg(r, i, QOFF(qpn, ERNIC_STATQP),
-             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
-             ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
+    ernic_rig_poll_reg(r, i, QOFF(qpn, ERNIC_STATQP),
+                       ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
+                       ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
     /* 2: every completion in. */
-    poll_cqhead_eq_sqpi(r, i, qpn);
+    ernic_rig_poll_cqhead(r, i, qpn);
     /* 3: software override on, QP disabled. */
-    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) |
-       ERNIC_XRNICADCONF_SWO);
-    qwr(r, i, qpn, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
+    ernic_rig_wr(r, i, ERNIC_XRNICADCONF,
+                 ernic_rig_rd(r, i, ERNIC_XRNICADCONF) | ERNIC_XRNICADCONF_SWO);
+    ernic_rig_qwr(r, i, qpn, ERNIC_QPCONF, qpconf & ~ERNIC_QPCONF_QP_EN);
     /* 4: pointers to 0, then disabled and under recovery. */
     for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
-        qwr(r, i, qpn, zeroed[k], 0);
-        g_assert_cmphex(qrd(r, i, qpn, zeroed[k]), ==, 0);
+        ernic_rig_qwr(r, i, qpn, zeroed[k], 0);
+        g_assert_cmphex(ernic_rig_qrd(r, i, qpn, zeroed[k]), ==, 0);
     }
-    qwr(r, i, qpn, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
-        ERNIC_QPCONF_UNDER_RECOVERY);
+    ernic_rig_qwr(r, i, qpn, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+                  ERNIC_QPCONF_UNDER_RECOVERY);
     /* 5: software override off. */
-    wr(r, i, ERNIC_XRNICADCONF, rd(r, i, ERNIC_XRNICADCONF) &
-       ~ERNIC_XRNICADCONF_SWO);
+    ernic_rig_wr(r, i, ERNIC_XRNICADCONF,
+                 ernic_rig_rd(r, i, ERNIC_XRNICADCONF) &
+                 ~ERNIC_XRNICADCONF_SWO);
     r->d[i].sqpi = 0;
 }
 
 static void test_deletion(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
-    First first = { 0 };
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    ErnicRigFirst first = { 0 };
     uint8_t junk[4096], f[FRAME_MAX];
     size_t len;
 
-    connect_pair(r, &default_cfg);
-    traffic(r, &first, 3);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_traffic(r, &first, 3);
     delete_qp(r, 0, QPN_A);
     delete_qp(r, 1, QPN_B);
     /* 6: the memory is freed: scribble over the old queues. */
     memset(junk, 0xa5, sizeof(junk));
     for (int i = 0; i < NDEV; i++) {
-        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + SQ_OFF, junk, sizeof(junk));
-        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
+        qtest_memwrite(r->d[i].e.qts, DEV_BASE(i) + SQ_OFF, junk, sizeof(junk));
+        qtest_memwrite(r->d[i].e.qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
     }
     /* A deleted QP takes nothing: bit 15, unanswered. */
-    len = inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
-    wire_write(r->d[1].fd, f, len);
-    poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, 1);
-    check_errbuf(r, 1, 1, ERNIC_SYND_QP_NOT_ENABLED, f);
+    len = ernic_rig_inject(r, f, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, 1);
+    ernic_rig_check_errbuf(r, 1, 1, ERNIC_SYND_QP_NOT_ENABLED, f);
     qtest_clock_step(r->qts, 1000000);
-    g_assert_false(wire_read(r->d[1].fd, f, &len));
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, f, &len));
 
     /* Created again: PG332 ch.6 QP setup, new PSNs, PMTU 4096. */
     memset(junk, 0, sizeof(junk));
     for (int i = 0; i < NDEV; i++) {
-        qtest_memwrite(r->d[i].qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
+        qtest_memwrite(r->d[i].e.qts, DEV_BASE(i) + CQ_OFF, junk, sizeof(junk));
     }
     cfg.pmtu = ERNIC_PMTU_4096;
-    setup_qp(r, 0, QPN_A, 1, QPN_B, 0x55, 0x66, &cfg, DEV_BASE(0));
-    setup_qp(r, 1, QPN_B, 0, QPN_A, 0x66, 0x55, &cfg, DEV_BASE(1));
-    traffic(r, &first, 5);
-    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
-    rig_stop(r);
+    ernic_rig_setup_qp(r, 0, QPN_A, 1, QPN_B, 0x55, 0x66, &cfg, DEV_BASE(0));
+    ernic_rig_setup_qp(r, 1, QPN_B, 0, QPN_A, 0x66, 0x55, &cfg, DEV_BASE(1));
+    ernic_rig_traffic(r, &first, 5);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -744,45 +752,47 @@ static void test_deletion(void)
  */
 static void test_recovery_skipped_steps(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     uint32_t qpconf;
     size_t len;
 
-    connect_pair(r, &default_cfg);
-    cause_remote_access(r, 0xa0);
-    qpconf = qrd(r, 0, QPN_A, ERNIC_QPCONF);
-    qwr(r, 0, QPN_A, ERNIC_QPCONF, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
-    qwr(r, 0, QPN_A, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
-        ERNIC_QPCONF_UNDER_RECOVERY);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_cause_remote_access(r, 0xa0);
+    qpconf = ernic_rig_qrd(r, 0, QPN_A, ERNIC_QPCONF);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_QPCONF,
+                  qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_QPCONF, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+                  ERNIC_QPCONF_UNDER_RECOVERY);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
     /* Step 3 skipped. */
-    qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
-    qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
-    qwr(r, 0, QPN_A, ERNIC_SQPI, 0);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATCURSQPTR), ==, 1);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATCURSQPTR), ==, 1);
     /* Done right, but step 6 skipped: SQPSNi stays 0. */
-    wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
-    qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
-    qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
-    qwr(r, 0, QPN_A, ERNIC_SQPSN, 0);
-    qwr(r, 0, QPN_A, ERNIC_QPCONF, qpconf);
-    wr(r, 0, ERNIC_XRNICADCONF, 0);
+    ernic_rig_wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_CQHEAD, 0);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_STATCURSQPTR, 0);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPSN, 0);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_QPCONF, qpconf);
+    ernic_rig_wr(r, 0, ERNIC_XRNICADCONF, 0);
     r->d[0].sqpi = 0;
     /* The peer was recovered properly and expects PSN 0xfff000. */
-    fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY,
-                   &(Reinit){ .sqpsn = 0x2000, .rqpsn = 0xfff000, .ttl = 64 });
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0xa1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
-    len = wire_wait(r, 0, f);
+    ernic_rig_fatal_recovery(r, 1, QPN_B, 0, 0, ERNIC_FATAL_RKEY,
+                             &(ErnicRigReinit){ .sqpsn = 0x2000,
+                             .rqpsn = 0xfff000, .ttl = 64 });
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0xa1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 10, 0, 0, 0, NULL);
+    len = ernic_rig_wire_wait(r, 0, f);
     g_assert_cmphex(req_psn(f), ==, 0);
-    len = exchange(r, f, len, f);
+    len = ernic_rig_exchange(r, f, len, f);
     g_assert_cmphex(f[F_BTH], ==, 0x11);
     g_assert_cmphex(f[F_EXT], ==, 0x60);        /* NAK: PSN sequence */
     g_assert_cmphex(req_psn(f), ==, 0xfff000);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    ernic_rig_stop(r);
 }
 
 int main(int argc, char **argv)

@@ -14,7 +14,7 @@
 #include "qobject/qdict.h"
 
 /* qom-set "fault" on device @i; NULL on success, else the error text. */
-static char *fault(Rig *r, int i, const char *cmd)
+static char *fault(ErnicRig *r, int i, const char *cmd)
 {
     g_autoptr(QDict) rsp = qtest_qmp(r->qts,
         "{'execute': 'qom-set', 'arguments': {'path': %s, "
@@ -26,7 +26,7 @@ static char *fault(Rig *r, int i, const char *cmd)
 }
 
 /* What device @i reports armed ("fault" read back). */
-static char *armed(Rig *r, int i)
+static char *armed(ErnicRig *r, int i)
 {
     g_autoptr(QDict) rsp = qtest_qmp(r->qts,
         "{'execute': 'qom-get', 'arguments': {'path': %s, "
@@ -36,7 +36,7 @@ static char *armed(Rig *r, int i)
     return g_strdup(qdict_get_str(rsp, "return"));
 }
 
-static void fault_ok(Rig *r, int i, const char *cmd)
+static void fault_ok(ErnicRig *r, int i, const char *cmd)
 {
     g_autofree char *err = fault(r, i, cmd);
 
@@ -44,7 +44,7 @@ static void fault_ok(Rig *r, int i, const char *cmd)
 }
 
 /* Counter @name of device @i's "fault-stats". */
-static uint64_t injected(Rig *r, int i, const char *name)
+static uint64_t injected(ErnicRig *r, int i, const char *name)
 {
     g_autoptr(QDict) rsp = qtest_qmp(r->qts,
         "{'execute': 'qom-get', 'arguments': {'path': %s, "
@@ -54,21 +54,21 @@ static uint64_t injected(Rig *r, int i, const char *name)
     return qdict_get_int(qdict_get_qdict(rsp, "return"), name);
 }
 
-static uint32_t eth_rd(Rig *r, int i, uint32_t off)
+static uint32_t eth_rd(ErnicRig *r, int i, uint32_t off)
 {
-    return qpci_io_readl(r->d[i].pci, r->d[i].eth, off);
+    return qpci_io_readl(r->d[i].e.pdev, r->d[i].e.eth, off);
 }
 
 /* The AETH syndrome of the NAK device 1 sent, reading past responses. */
-static uint8_t nak_sent(Rig *r)
+static uint8_t nak_sent(ErnicRig *r)
 {
     uint8_t f[FRAME_MAX];
     size_t len;
 
     do {
-        len = wire_wait(r, 1, f);
+        len = ernic_rig_wire_wait(r, 1, f);
     } while (f[F_BTH] != 0x11);
-    g_assert_cmphex(le32(f + len - 4), ==, test_icrc(f, len));
+    g_assert_cmphex(ernic_rig_le32(f + len - 4), ==, qernic_icrc(f, len));
     return f[F_EXT];
 }
 
@@ -101,20 +101,21 @@ static const RespCode resp_codes[] = {
 static void test_fatal_resp(gconstpointer data)
 {
     const RespCode *tc = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree char *cmd = g_strdup_printf("fatal,qp=%u,code=0x%x", QPN_B,
                                            tc->code);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 1, cmd);
     g_assert_cmphex(nak_sent(r), ==, tc->nak);
-    check_fatal(r, 1, QPN_B, tc->code, 0);
-    g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, 1);
-    g_assert_cmphex(errbuf_word(r, 1, 0, 0), ==, tc->synd);
-    g_assert_cmphex(errbuf_word(r, 1, 0, 4 + F_BTH) & 0xff, ==, tc->opcode);
+    ernic_rig_check_fatal(r, 1, QPN_B, tc->code, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR), ==, 1);
+    g_assert_cmphex(ernic_rig_errbuf_word(r, 1, 0, 0), ==, tc->synd);
+    g_assert_cmphex(ernic_rig_errbuf_word(r, 1, 0, 4 + F_BTH) & 0xff, ==,
+                    tc->opcode);
     g_assert_cmpuint(injected(r, 1, "fatal"), ==, 1);
     g_assert_cmpuint(injected(r, 1, "fatal-direct"), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -142,22 +143,23 @@ static const ReqCode req_codes[] = {
 static void test_fatal_req(gconstpointer data)
 {
     const ReqCode *tc = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree char *cmd = g_strdup_printf("fatal,qp=%u,code=0x%x,nak=0x62",
                                            QPN_A, tc->code);
     uint8_t f[FRAME_MAX];
 
-    connect_pair(r, &default_cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
-         DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
-    wire_wait(r, 0, f);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x41, tc->wqe_op,
+                   DEV_BASE(0) + SRC_OFF, tc->wqe_len, MR_VA, RKEY, 0, NULL);
+    ernic_rig_wire_wait(r, 0, f);
     fault_ok(r, 0, cmd);
-    check_fatal(r, 0, QPN_A, tc->code, ERRFLAG | CQE(tc->wqe_op, 0x41));
-    g_assert_cmphex(rd(r, 0, ERNIC_ERRBUFWPTR), ==, 1);
-    g_assert_cmphex(errbuf_word(r, 0, 0, 0), ==, tc->synd);
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, tc->statqp_synd);
+    ernic_rig_check_fatal(r, 0, QPN_A, tc->code, ERRFLAG |
+                          CQE(tc->wqe_op, 0x41));
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_ERRBUFWPTR), ==, 1);
+    g_assert_cmphex(ernic_rig_errbuf_word(r, 0, 0, 0), ==, tc->synd);
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, tc->statqp_synd);
     g_assert_cmpuint(injected(r, 0, "fatal-direct"), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -169,18 +171,18 @@ static void test_fatal_direct(void)
     static const uint16_t codes[] = { 0x05, 0x06, 0x09, 0x0d, 0x0a, 0x1f };
 
     for (size_t k = 0; k < ARRAY_SIZE(codes); k++) {
-        Rig *r = rig_start(NULL);
+        ErnicRig *r = ernic_rig_start(NULL);
         g_autofree char *cmd = g_strdup_printf("fatal,qp=%u,code=0x%x,"
                                                "nak=0x63", QPN_A, codes[k]);
 
-        connect_pair(r, &default_cfg);
+        ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
         fault_ok(r, 0, cmd);
-        check_fatal(r, 0, QPN_A, codes[k], 0);
-        g_assert_cmphex(rd(r, 0, ERNIC_ERRBUFWPTR), ==, 0);
-        g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==,
+        ernic_rig_check_fatal(r, 0, QPN_A, codes[k], 0);
+        g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_ERRBUFWPTR), ==, 0);
+        g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==,
                         codes[k] == 0x0a ? 0x63 : 0);
         g_assert_cmpuint(injected(r, 0, "fatal-direct"), ==, 1);
-        rig_stop(r);
+        ernic_rig_stop(r);
     }
 }
 
@@ -202,11 +204,11 @@ static void test_refused(void)
         { "nak,qp=2,type=soft", "nak needs type=" },
         { "delay,percent=101", "percent=101" },
     };
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t intsts;
 
-    connect_pair(r, &default_cfg);
-    intsts = rd(r, 0, ERNIC_INTSTS);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    intsts = ernic_rig_rd(r, 0, ERNIC_INTSTS);
     for (size_t k = 0; k < ARRAY_SIZE(bad); k++) {
         g_autofree char *err = fault(r, 0, bad[k].cmd);
 
@@ -222,9 +224,9 @@ static void test_refused(void)
         g_assert_nonnull(strstr(err, "rules armed already"));
     }
     fault_ok(r, 0, "clear");
-    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS), ==, intsts);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_INTSTS), ==, intsts);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     /* Stopped, the device takes no command. */
     qtest_qmp_assert_success(r->qts, "{'execute': 'stop'}");
     {
@@ -233,26 +235,28 @@ static void test_refused(void)
         g_assert_nonnull(strstr(err, "the VM is not running"));
     }
     qtest_qmp_assert_success(r->qts, "{'execute': 'cont'}");
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* A WRITE of @len from A to B through the test's wire; data checked. */
-static void write_through(Rig *r, uint16_t wrid, uint32_t len, uint32_t seed)
+static void write_through(ErnicRig *r, uint16_t wrid, uint32_t len,
+                          uint32_t seed)
 {
-    g_autofree uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, seed);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len,
+                                                  seed);
 
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, len);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, len);
 }
 
 /* cqe-error: the next two completions carry ERRFLAG; the QP goes on. */
 static void test_cqe_error(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 0, "cqe-error,qp=2,count=2");
     {
         g_autofree char *a = armed(r, 0);
@@ -262,31 +266,34 @@ static void test_cqe_error(void)
     for (int k = 0; k < 3; k++) {
         write_through(r, k, 4096, k);
     }
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 0));
-    g_assert_cmphex(cqe(r, 0, 1), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 1));
-    g_assert_cmphex(cqe(r, 0, 2), ==, CQE(ERNIC_OP_WRITE, 2));
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
+                    CQE(ERNIC_OP_WRITE, 0));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, ERRFLAG |
+                    CQE(ERNIC_OP_WRITE, 1));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 2), ==, CQE(ERNIC_OP_WRITE, 2));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     g_assert_cmpuint(injected(r, 0, "cqe-error"), ==, 2);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* nak: the peer's answer replaced by a chosen NAK. */
 static void test_nak_fatal(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 0, "nak,qp=2,type=remote-access");
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 7));
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
+                    CQE(ERNIC_OP_WRITE, 7));
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_NAK_RECEIVED);
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x62);
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, 0x62);
     g_assert_cmpuint(injected(r, 0, "nak"), ==, 1);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -296,39 +303,41 @@ static void test_nak_fatal(void)
  */
 static void test_nak_loopback(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    setup_global(r, 0, 0);
-    setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B, &default_cfg, DEV_BASE(0));
-    setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A, &default_cfg,
-             DEV_BASE(0) + 0x2000000);
+    ernic_rig_setup_global(r, 0, 0);
+    ernic_rig_setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B,
+                       &ernic_rig_default_cfg, DEV_BASE(0));
+    ernic_rig_setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A,
+                       &ernic_rig_default_cfg, DEV_BASE(0) + 0x2000000);
     fault_ok(r, 0, "nak,qp=2,type=remote-op");
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 9));
-    g_assert_cmphex(nak_syndrome(r, 0, QPN_A), ==, 0x63);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
+                    CQE(ERNIC_OP_WRITE, 9));
+    g_assert_cmphex(ernic_rig_nak_syndrome(r, 0, QPN_A), ==, 0x63);
     g_assert_cmpuint(injected(r, 0, "nak"), ==, 1);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* RNR and PSN sequence NAKs are recovered from: the WRITE completes. */
 static void test_nak_recovered(void)
 {
-    Rig *r = rig_start(NULL);
-    uint32_t retries = rd(r, 0, ERNIC_RETRYCNTSTS);
+    ErnicRig *r = ernic_rig_start(NULL);
+    uint32_t retries = ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 0, "nak,qp=2,type=rnr,count=2,rnr-timer=2");
     write_through(r, 1, 2048, 1);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
-    g_assert_cmphex(rd(r, 0, ERNIC_INNCKPKTSTS) >> 16, ==, 2);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_INNCKPKTSTS) >> 16, ==, 2);
     fault_ok(r, 0, "nak,qp=2,type=psn-seq");
     write_through(r, 2, 2048, 2);
-    g_assert_cmphex(cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 2));
-    g_assert_cmpuint(rd(r, 0, ERNIC_RETRYCNTSTS), >, retries);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 2));
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), >, retries);
     g_assert_cmpuint(injected(r, 0, "nak"), ==, 3);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Each wire fault: the WRITE completes once, with its data whole. */
@@ -351,41 +360,41 @@ static const WireCase wire_cases[] = {
 static void test_wire(gconstpointer data)
 {
     const WireCase *tc = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 1, tc->cmd);
     write_through(r, 3, 16384, 3);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 3));
-    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 3));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
     g_assert_cmpuint(injected(r, 1, tc->counter), ==, tc->hits);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /* A delayed frame arrives when it is due, on the virtual clock. */
 static void test_delay_timing(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     size_t len;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 0, "delay,dir=tx,delay-us=2000");
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
     qtest_clock_step(r->qts, 1999000);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
     {
         g_autofree char *a = armed(r, 0);
 
         g_assert_cmpstr(a, ==, "held frames: 1");
     }
     qtest_clock_step(r->qts, 2000);
-    g_assert_true(wire_read(r->d[0].fd, f, &len));
+    g_assert_true(ernic_rig_wire_read(r->d[0].fd, f, &len));
     g_assert_cmphex(f[F_BTH], ==, 0x04);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -396,16 +405,16 @@ static void test_delay_timing(void)
  */
 static uint64_t seeded_run(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t n;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     fault_ok(r, 1, "drop,dir=rx,percent=20,seed=42");
     for (int k = 0; k < 4; k++) {
         write_through(r, k, 16384, 9 + k);
     }
     n = injected(r, 1, "drop");
-    rig_stop(r);
+    ernic_rig_stop(r);
     return n;
 }
 
@@ -423,45 +432,45 @@ static void test_seed(void)
  */
 static void test_link(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     size_t len;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     g_assert_cmphex(eth_rd(r, 0, ERNIC_ETH_STATUS), ==,
                     ERNIC_ETH_STATUS_VALID | ERNIC_ETH_STATUS_LINK_UP);
-    qpci_io_writel(r->d[0].pci, r->d[0].eth, ERNIC_ETH_INTEN,
+    qpci_io_writel(r->d[0].e.pdev, r->d[0].e.eth, ERNIC_ETH_INTEN,
                    ERNIC_ETH_INT_LINK);
     qtest_qmp_assert_success(r->qts, "{'execute': 'set_link', 'arguments':"
                              " {'name': 'ern0', 'up': false}}");
     g_assert_cmphex(eth_rd(r, 0, ERNIC_ETH_STATUS), ==,
                     ERNIC_ETH_STATUS_VALID);
     g_assert_cmphex(eth_rd(r, 0, ERNIC_ETH_INTSTS), ==, ERNIC_ETH_INT_LINK);
-    qpci_io_writel(r->d[0].pci, r->d[0].eth, ERNIC_ETH_INTSTS,
+    qpci_io_writel(r->d[0].e.pdev, r->d[0].e.eth, ERNIC_ETH_INTSTS,
                    ERNIC_ETH_INT_LINK);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 64, MR_VA, RKEY, 0, NULL);
     qtest_clock_step(r->qts, 100000);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
     qtest_qmp_assert_success(r->qts, "{'execute': 'set_link', 'arguments':"
                              " {'name': 'ern0', 'up': true}}");
     g_assert_cmphex(eth_rd(r, 0, ERNIC_ETH_STATUS), ==,
                     ERNIC_ETH_STATUS_VALID | ERNIC_ETH_STATUS_LINK_UP);
     g_assert_cmphex(eth_rd(r, 0, ERNIC_ETH_INTSTS), ==, ERNIC_ETH_INT_LINK);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 5));
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 5));
     g_assert_cmpuint(injected(r, 0, "link-down"), ==, 1);
     g_assert_cmpuint(injected(r, 0, "link-up"), ==, 1);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* The same commands from HMP: qom-set and qom-get. */
 static void test_hmp(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree char *set = NULL, *get = NULL, *bad = NULL;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     set = qtest_hmp(r->qts, "qom-set /machine/peripheral/ern1 fault "
                     "drop,dir=rx,count=2");
     g_assert_cmpstr(set, ==, "");
@@ -471,23 +480,23 @@ static void test_hmp(void)
     g_assert_nonnull(strstr(bad, "unknown command 'nope'"));
     write_through(r, 1, 4096, 7);
     g_assert_cmpuint(injected(r, 1, "drop"), ==, 2);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Nothing armed: nothing reported, every counter 0. */
 static void test_off(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree char *a = NULL;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     write_through(r, 1, 8192, 1);
     a = armed(r, 0);
     g_assert_cmpstr(a, ==, "");
     g_assert_cmpuint(injected(r, 0, "drop") + injected(r, 0, "fatal") +
                      injected(r, 0, "cqe-error") + injected(r, 0, "nak"),
                      ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -501,27 +510,28 @@ static void test_pcap(void)
     g_autofree char *extra = g_strdup_printf(
         "-object filter-dump,id=dump0,netdev=n0,file=%s", path);
     g_autofree uint8_t *buf = NULL;
-    Rig *r = rig_start(extra);
+    ErnicRig *r = ernic_rig_start(extra);
     size_t size, off = 24;
     unsigned frames = 0, roce = 0;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     write_through(r, 1, 8192, 4);
-    rig_stop(r);
+    ernic_rig_stop(r);
     g_assert_true(g_file_get_contents(path, (char **)&buf, &size, NULL));
     unlink(path);
     g_assert_cmpuint(size, >, 24);
-    g_assert_cmphex(le32(buf), ==, 0xa1b2c3d4);         /* pcap, LE */
-    g_assert_cmpuint(le32(buf + 20), ==, 1);            /* Ethernet */
+    g_assert_cmphex(ernic_rig_le32(buf), ==, 0xa1b2c3d4);         /* pcap, LE */
+    g_assert_cmpuint(ernic_rig_le32(buf + 20), ==, 1);            /* Ethernet */
     while (off + 16 <= size) {
-        uint32_t caplen = le32(buf + off + 8);
+        uint32_t caplen = ernic_rig_le32(buf + off + 8);
         const uint8_t *f = buf + off + 16;
 
         g_assert_cmpuint(off + 16 + caplen, <=, size);
         frames++;
         if (caplen > F_BTH && lduw_be_p(f + 12) == 0x0800 &&
             lduw_be_p(f + 36) == 4791) {
-            g_assert_cmphex(le32(f + caplen - 4), ==, test_icrc(f, caplen));
+            g_assert_cmphex(ernic_rig_le32(f + caplen - 4), ==,
+                            qernic_icrc(f, caplen));
             roce++;
         }
         off += 16 + caplen;

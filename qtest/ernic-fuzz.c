@@ -37,7 +37,7 @@
 #define PBL_OFF         0x0f8000
 
 typedef struct Fuzz {
-    Rig *r;
+    ErnicRig *r;
     uint64_t seed;
     uint64_t st;                /* generator of the current action */
     uint32_t num_qp;
@@ -123,8 +123,8 @@ static uint64_t any_card_addr(Fuzz *z)
 /* An address for the device to DMA to or from. */
 static uint64_t any_addr(Fuzz *z, int dev)
 {
-    Dev *d = &z->r->d[dev];
-    uint64_t regs = d->bar.addr + d->reg;
+    ErnicRigDev *d = &z->r->d[dev];
+    uint64_t regs = d->e.regs.addr + d->e.reg;
 
     if (z->reconic && chance(z, 25)) {
         return any_card_addr(z);
@@ -137,10 +137,10 @@ static uint64_t any_addr(Fuzz *z, int dev)
                PICK(z, ERNIC_QPCONF, ERNIC_SQPI, ERNIC_CQHEAD, ERNIC_RQCI,
                     ERNIC_STATQP, ERNIC_QDEPTH);
     case 2:
-        return z->r->d[1 - dev].bar.addr + z->r->d[1 - dev].reg +
+        return z->r->d[1 - dev].e.regs.addr + z->r->d[1 - dev].e.reg +
                below(z, 0x40000);
     case 3:
-        return d->eth.addr + below(z, ERNIC_ETH_BAR_SIZE);
+        return d->e.eth.addr + below(z, ERNIC_ETH_BAR_SIZE);
     case 4:
         return PICK(z, 0, 0x40000000ULL, 0xfff0000000000ULL,
                     0xfffffffffffff000ULL, 0x1fffffffULL, 0xfee00000ULL);
@@ -234,10 +234,10 @@ static void act_reg(Fuzz *z)
     }
     log_action(z, "reg dev%d 0x%x <- 0x%x", dev, off, val);
     if (off & 3 || chance(z, 3)) {
-        qpci_io_writeb(z->r->d[dev].pci, z->r->d[dev].bar,
-                       z->r->d[dev].reg + off, val);
+        qpci_io_writeb(z->r->d[dev].e.pdev, z->r->d[dev].e.regs,
+                       z->r->d[dev].e.reg + off, val);
     } else {
-        wr(z->r, dev, off, val);
+        ernic_rig_wr(z->r, dev, off, val);
     }
 }
 
@@ -253,14 +253,14 @@ static void act_ring(Fuzz *z)
 
     log_action(z, "ring dev%d QP%u reg 0x%x = 0x%" PRIx64, dev, qpn, lo[k],
                a);
-    wr64(z->r, dev, qpn, lo[k], lo[k] + 4, a);
+    ernic_rig_qwr64(z->r, dev, qpn, lo[k], lo[k] + 4, a);
 }
 
 static void act_qpconf(Fuzz *z)
 {
     int dev = below(z, NDEV);
     uint32_t qpn = any_qpn(z);
-    uint32_t v = qrd(z->r, dev, qpn, ERNIC_QPCONF);
+    uint32_t v = ernic_rig_qrd(z->r, dev, qpn, ERNIC_QPCONF);
 
     switch (below(z, 6)) {
     case 0:
@@ -277,9 +277,9 @@ static void act_qpconf(Fuzz *z)
         v = (v & 0xffff) | (any_val(z) << ERNIC_QPCONF_RQBUFSZ_SHIFT);
         break;
     case 4:
-        qwr(z->r, dev, qpn, ERNIC_QDEPTH,
-            PICK(z, 0, 1, 2, 0xffff, 0x10001, 0xffffffffu, 0x40040,
-                 0x20010, rnd(z)));
+        ernic_rig_qwr(z->r, dev, qpn, ERNIC_QDEPTH,
+                      PICK(z, 0, 1, 2, 0xffff, 0x10001, 0xffffffffu, 0x40040,
+                           0x20010, rnd(z)));
         log_action(z, "qdepth dev%d QP%u", dev, qpn);
         return;
     default:
@@ -287,7 +287,7 @@ static void act_qpconf(Fuzz *z)
         break;
     }
     log_action(z, "qpconf dev%d QP%u = 0x%x", dev, qpn, v);
-    qwr(z->r, dev, qpn, ERNIC_QPCONF, v);
+    ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, v);
 }
 
 static void act_post(Fuzz *z)
@@ -327,7 +327,7 @@ static void act_post(Fuzz *z)
                z->sqpi[dev][qpn]);
     if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 30)) {
         /* Through the QP's doorbell page: rings only a user QP. */
-        qpci_io_writel(z->r->d[dev].pci, z->udb[dev],
+        qpci_io_writel(z->r->d[dev].e.pdev, z->udb[dev],
                        ERNIC_UDB_OFFSET(qpn) + PICK(z, ERNIC_UDB_SQPI,
                                                     ERNIC_UDB_RQCI,
                                                     below(z, 4096) & ~3),
@@ -335,8 +335,8 @@ static void act_post(Fuzz *z)
                        any_val(z));
         return;
     }
-    qwr(z->r, dev, qpn, ERNIC_SQPI, chance(z, 90) ?
-        z->sqpi[dev][qpn] % depth : any_val(z));
+    ernic_rig_qwr(z->r, dev, qpn, ERNIC_SQPI, chance(z, 90) ?
+                  z->sqpi[dev][qpn] % depth : any_val(z));
 }
 
 static void act_recv(Fuzz *z)
@@ -345,8 +345,8 @@ static void act_recv(Fuzz *z)
     uint32_t qpn = chance(z, 80) ? (dev ? QPN_B : QPN_A) : any_qpn(z);
 
     /* Give back what was received, as a driver does (or garbage). */
-    qwr(z->r, dev, qpn, ERNIC_RQCI, chance(z, 90) ?
-        qrd(z->r, dev, qpn, ERNIC_STATRQPIDB) : any_val(z));
+    ernic_rig_qwr(z->r, dev, qpn, ERNIC_RQCI, chance(z, 90) ?
+                  ernic_rig_qrd(z->r, dev, qpn, ERNIC_STATRQPIDB) : any_val(z));
     log_action(z, "rqci dev%d QP%u", dev, qpn);
 }
 
@@ -364,7 +364,7 @@ static void act_pdt(Fuzz *z)
                    any_val(z);
 
     log_action(z, "pdt dev%d [%u] 0x%x = 0x%x", dev, idx, reg, val);
-    wr(z->r, dev, ERNIC_PDT_OFFSET(idx) + reg, val);
+    ernic_rig_wr(z->r, dev, ERNIC_PDT_OFFSET(idx) + reg, val);
 }
 
 /*
@@ -383,24 +383,24 @@ static void act_ext_qp(Fuzz *z, int dev)
     uint32_t qpn = chance(z, 50) ? (dev ? QPN_B : QPN_A) :
                    chance(z, 40) ? ERNIC_QP_GSI : 1 + below(z, z->num_qp + 1);
     uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
-    uint32_t conf = qrd(z->r, dev, qpn, ERNIC_QPCONF);
+    uint32_t conf = ernic_rig_qrd(z->r, dev, qpn, ERNIC_QPCONF);
     uint64_t ba = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x100000)
                                 : any_addr(z, dev);
 
     log_action(z, "ext qp%u dev%d meta 0x%" PRIx64, qpn, dev, ba);
     if (chance(z, 70)) {
-        qwr(z->r, dev, qpn, ERNIC_QPCONF, conf & ~ERNIC_QPCONF_QP_EN);
+        ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf & ~ERNIC_QPCONF_QP_EN);
     }
-    wr(z->r, dev, x + ERNIC_RXMETABA, ba);
-    wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
-    wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
-       PICK(z, ERNIC_EXTQPCONF_RXMETA, ERNIC_EXTQPCONF_XWQE,
-            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
-            ERNIC_EXTQPCONF_XWQE,
-            ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER,
-            ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
-            ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_USER) : any_val(z));
-    qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
+    ernic_rig_wr(z->r, dev, x + ERNIC_RXMETABA, ba);
+    ernic_rig_wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
+    ernic_rig_wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
+                 PICK(z, ERNIC_EXTQPCONF_RXMETA, ERNIC_EXTQPCONF_XWQE,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+                      ERNIC_EXTQPCONF_XWQE, ERNIC_EXTQPCONF_XWQE |
+                      ERNIC_EXTQPCONF_USER, ERNIC_EXTQPCONF_RXMETA |
+                      ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XWQE |
+                      ERNIC_EXTQPCONF_USER) : any_val(z));
+    ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
 }
 
 static void act_ext(Fuzz *z)
@@ -416,7 +416,7 @@ static void act_ext(Fuzz *z)
         return;
     }
     if (chance(z, 20)) {
-        uint32_t conf = rd(z->r, dev, ERNIC_XRNICCONF);
+        uint32_t conf = ernic_rig_rd(z->r, dev, ERNIC_XRNICCONF);
 
         val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
                                    ERNIC_EXT_F_FRWR, ERNIC_EXT_F_RXMETA,
@@ -428,10 +428,11 @@ static void act_ext(Fuzz *z)
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
-            wr(z->r, dev, ERNIC_XRNICCONF, conf & ~ERNIC_XRNICCONF_EN);
+            ernic_rig_wr(z->r, dev, ERNIC_XRNICCONF,
+                         conf & ~ERNIC_XRNICCONF_EN);
         }
-        wr(z->r, dev, ERNIC_EXTCTRL, val);
-        wr(z->r, dev, ERNIC_XRNICCONF, conf);
+        ernic_rig_wr(z->r, dev, ERNIC_EXTCTRL, val);
+        ernic_rig_wr(z->r, dev, ERNIC_XRNICCONF, conf);
         return;
     }
     for (int k = 0; k < 16; k++) {
@@ -440,33 +441,35 @@ static void act_ext(Fuzz *z)
                      any_addr(z, dev));
     }
     val = chance(z, 80) ? ERNIC_MR_VALID : below(z, 4);
-    wr(z->r, dev, ERNIC_MRKEY, (chance(z, 80) ? MR_KEY : below(z, 256)) |
-       val << ERNIC_MRKEY_STATE_SHIFT);
-    wr(z->r, dev, ERNIC_MRPD, chance(z, 80) ? PD_NUM : any_val(z));
-    wr(z->r, dev, ERNIC_MRACC, chance(z, 70) ?
-       (below(z, 32) | PICK(z, 12, 13, 21, 30) << ERNIC_MRACC_SHIFT_SHIFT) :
-       any_val(z));
-    wr(z->r, dev, ERNIC_MRIOVALO, chance(z, 70) ? (uint32_t)MR_VA +
-       below(z, 0x1000) : any_val(z));
-    wr(z->r, dev, ERNIC_MRIOVAHI, chance(z, 70) ? MR_VA >> 32 : any_val(z));
-    wr(z->r, dev, ERNIC_MRLENLO, chance(z, 70) ? below(z, MR_LEN) :
-       any_val(z));
-    wr(z->r, dev, ERNIC_MRLENHI, chance(z, 90) ? 0 : any_val(z));
-    wr(z->r, dev, ERNIC_MRPBLLO, chance(z, 70) ? (uint32_t)pbl :
-       (uint32_t)any_addr(z, dev));
-    wr(z->r, dev, ERNIC_MRPBLHI, 0);
-    wr(z->r, dev, ERNIC_MRNPAGES, chance(z, 70) ? 1 + below(z, 16) :
-       any_val(z));
-    wr(z->r, dev, ERNIC_MRIDX, idx);
+    ernic_rig_wr(z->r, dev, ERNIC_MRKEY,
+                 (chance(z, 80) ? MR_KEY : below(z, 256)) | val <<
+                 ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_wr(z->r, dev, ERNIC_MRPD, chance(z, 80) ? PD_NUM : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRACC, chance(z, 70) ?
+                 (below(z, 32) | PICK(z, 12, 13, 21, 30) <<
+                  ERNIC_MRACC_SHIFT_SHIFT) : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRIOVALO, chance(z, 70) ? (uint32_t)MR_VA +
+                 below(z, 0x1000) : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRIOVAHI, chance(z, 70) ? MR_VA >> 32 :
+                 any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRLENLO, chance(z, 70) ? below(z, MR_LEN) :
+                 any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRLENHI, chance(z, 90) ? 0 : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRPBLLO, chance(z, 70) ? (uint32_t)pbl :
+                 (uint32_t)any_addr(z, dev));
+    ernic_rig_wr(z->r, dev, ERNIC_MRPBLHI, 0);
+    ernic_rig_wr(z->r, dev, ERNIC_MRNPAGES, chance(z, 70) ? 1 + below(z, 16) :
+                 any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MRIDX, idx);
     val = chance(z, 80) ? ERNIC_MRCMD_WRITE : below(z, 5);
     log_action(z, "mrcmd dev%d [%u] %u", dev, idx, val);
-    wr(z->r, dev, ERNIC_MRCMD, val);
+    ernic_rig_wr(z->r, dev, ERNIC_MRCMD, val);
 }
 
 static void act_eth(Fuzz *z)
 {
     int dev = below(z, NDEV);
-    Dev *d = &z->r->d[dev];
+    ErnicRigDev *d = &z->r->d[dev];
     static const uint32_t regs[] = {
         ERNIC_ETH_CTRL, ERNIC_ETH_TXBA, ERNIC_ETH_TXBAMSB, ERNIC_ETH_TXSZ,
         ERNIC_ETH_TXPI, ERNIC_ETH_RXBA, ERNIC_ETH_RXBAMSB, ERNIC_ETH_RXSZ,
@@ -486,14 +489,14 @@ static void act_eth(Fuzz *z)
                        below(z, 64) * 16, desc, 16);
     }
     log_action(z, "eth dev%d 0x%x = 0x%x", dev, reg, val);
-    qpci_io_writel(d->pci, d->eth, reg, val);
+    qpci_io_writel(d->e.pdev, d->e.eth, reg, val);
 }
 
 /* The ImmDt DMA (docs/immdt.md): its registers and hostile descriptors. */
 static void act_immdt(Fuzz *z)
 {
     int dev = below(z, NDEV);
-    Dev *d = &z->r->d[dev];
+    ErnicRigDev *d = &z->r->d[dev];
     uint64_t ring = DEV_BASE(dev) + IMMDT_RING_OFF;
     uint32_t reg = PICK(z, ERNIC_IMMDT_S2MM_DMACR, ERNIC_IMMDT_S2MM_DMASR,
                         ERNIC_IMMDT_S2MM_CURDESC, ERNIC_IMMDT_S2MM_CURDESC_MSB,
@@ -524,7 +527,7 @@ static void act_immdt(Fuzz *z)
                        sizeof(desc));
     }
     log_action(z, "immdt dev%d 0x%x = 0x%x", dev, reg, val);
-    qpci_io_writel(d->pci, d->eth, ERNIC_IMMDT_BASE + reg, val);
+    qpci_io_writel(d->e.pdev, d->e.eth, ERNIC_IMMDT_BASE + reg, val);
 }
 
 /* Bus mastering off and on, or a system reset (BARs restored after). */
@@ -534,11 +537,11 @@ static void act_reset(Fuzz *z)
 
     if (chance(z, 70)) {
         log_action(z, "bus-master dev%d off/on", dev);
-        qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
+        qpci_config_writew(z->r->d[dev].e.pdev, PCI_COMMAND,
                            PCI_COMMAND_MEMORY);
         /* At least 1 ns: a step of 0 is refused by qtest ("FAIL"). */
         qtest_clock_step(z->r->qts, 1 + below(z, 100000));
-        qpci_config_writew(z->r->d[dev].pci, PCI_COMMAND,
+        qpci_config_writew(z->r->d[dev].e.pdev, PCI_COMMAND,
                            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
         return;
     }
@@ -546,10 +549,10 @@ static void act_reset(Fuzz *z)
     qtest_qmp_assert_success(z->r->qts, "{'execute': 'system_reset'}");
     for (int i = 0; i < NDEV; i++) {
         for (int b = 0; b < 6; b++) {
-            qpci_config_writel(z->r->d[i].pci, PCI_BASE_ADDRESS_0 + 4 * b,
+            qpci_config_writel(z->r->d[i].e.pdev, PCI_BASE_ADDRESS_0 + 4 * b,
                                z->bar_cfg[i][b]);
         }
-        qpci_config_writew(z->r->d[i].pci, PCI_COMMAND,
+        qpci_config_writew(z->r->d[i].e.pdev, PCI_COMMAND,
                            PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
         memset(z->sqpi[i], 0, sizeof(z->sqpi[i]));
     }
@@ -563,7 +566,7 @@ static void act_reset(Fuzz *z)
  */
 static void act_revive(Fuzz *z)
 {
-    QpCfg cfg = default_cfg;
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     bool four = chance(z, 30);
     uint32_t q[NDEV] = { four ? 4 : QPN_A, four ? 4 : QPN_B };
     uint32_t psn = rnd(z) & 0xffffff, rpsn = rnd(z) & 0xffffff;
@@ -577,18 +580,19 @@ static void act_revive(Fuzz *z)
     cfg.pmtu = four ? ERNIC_PMTU_4096 : below(z, 5);
     log_action(z, "revive QP%u/QP%u PMTU code %u", q[0], q[1], cfg.pmtu);
     for (int i = 0; i < NDEV; i++) {
-        qwr(z->r, i, q[i], ERNIC_QPCONF, 0);
-        wr(z->r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
+        ernic_rig_qwr(z->r, i, q[i], ERNIC_QPCONF, 0);
+        ernic_rig_wr(z->r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
         for (size_t k = 0; k < ARRAY_SIZE(zeroed); k++) {
-            qwr(z->r, i, q[i], zeroed[k], 0);
+            ernic_rig_qwr(z->r, i, q[i], zeroed[k], 0);
         }
-        wr(z->r, i, ERNIC_XRNICADCONF, 0);
+        ernic_rig_wr(z->r, i, ERNIC_XRNICADCONF, 0);
         z->sqpi[i][q[i]] = 0;
-        setup_qp(z->r, i, q[i], 1 - i, q[1 - i], i ? rpsn : psn,
-                 i ? psn : rpsn, &cfg, DEV_BASE(i) + (four ? 0x200000 : 0));
+        ernic_rig_setup_qp(z->r, i, q[i], 1 - i, q[1 - i], i ? rpsn : psn,
+                           i ? psn : rpsn, &cfg, DEV_BASE(i) +
+                           (four ? 0x200000 : 0));
     }
     for (int i = 0; i < NDEV; i++) {
-        setup_global(z->r, i, below(z, 4));
+        ernic_rig_setup_global(z->r, i, below(z, 4));
     }
 }
 
@@ -600,9 +604,9 @@ static void fix_checksums(uint8_t *f, size_t len)
 {
     if (len >= F_EXT + 4 && lduw_be_p(f + 12) == 0x0800 && f[F_IP] == 0x45) {
         stw_be_p(f + F_IP + 10, 0);
-        stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+        stw_be_p(f + F_IP + 10, qernic_ip_csum(f + F_IP, 20));
         if (lduw_be_p(f + F_IP + 2) + 14 == len) {
-            stl_le_p(f + len - 4, test_icrc(f, len));
+            stl_le_p(f + len - 4, qernic_icrc(f, len));
         }
     }
 }
@@ -651,7 +655,7 @@ static void act_wire(Fuzz *z)
     for (int i = 0; i < NDEV; i++) {
         int to = z->r->d[1 - i].fd;
 
-        while (moved < 256 && wire_read(z->r->d[i].fd, f, &len)) {
+        while (moved < 256 && ernic_rig_wire_read(z->r->d[i].fd, f, &len)) {
             unsigned v = below(z, 100);
 
             moved++;
@@ -669,15 +673,16 @@ static void act_wire(Fuzz *z)
                 len = mutate(z, f, len);
             }
             if (len) {
-                wire_write(to, f, len);
+                ernic_rig_wire_write(to, f, len);
             }
             if (v >= 30 && v < 36 && len) {
-                wire_write(to, f, len);             /* duplicated */
+                ernic_rig_wire_write(to, f, len);             /* duplicated */
             }
         }
     }
     if (z->held_len && chance(z, 50)) {
-        wire_write(z->r->d[1 - z->held_from].fd, z->held, z->held_len);
+        ernic_rig_wire_write(z->r->d[1 - z->held_from].fd, z->held,
+                             z->held_len);
         z->held_len = 0;
     }
     log_action(z, "wire %u frames", moved);
@@ -687,7 +692,7 @@ static void act_wire(Fuzz *z)
 static void act_inject(Fuzz *z)
 {
     int to = below(z, NDEV);
-    Dev *dst = &z->r->d[to], *src = &z->r->d[1 - to];
+    ErnicRigDev *dst = &z->r->d[to], *src = &z->r->d[1 - to];
     uint8_t f[FRAME_MAX + 64], ext[32], pay[4200];
     uint8_t op = chance(z, 85) ? PICK(z, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
                                       0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
@@ -704,8 +709,9 @@ static void act_inject(Fuzz *z)
         stq_be_p(ext + k, rnd(z));
     }
     if (ext_len >= 16 && chance(z, 70)) {
-        reth(ext, MR_VA + below(z, MR_LEN), chance(z, 80) ? RKEY : rnd(z),
-             chance(z, 60) ? below(z, 8192) : any_len(z, 1024));
+        ernic_rig_reth(ext, MR_VA + below(z, MR_LEN), chance(z, 80) ? RKEY :
+                       rnd(z), chance(z, 60) ? below(z, 8192) :
+                       any_len(z, 1024));
     }
     if (ext_len == 4 && chance(z, 60)) {
         stl_be_p(ext, (uint32_t)PICK(z, 0x1f, 0x00, 0x21, 0x3f, 0x60, 0x61,
@@ -716,15 +722,15 @@ static void act_inject(Fuzz *z)
     for (size_t k = 0; k < paylen; k++) {
         pay[k] = rnd(z);
     }
-    len = build_frame(f, src, dst, op, dqpn, psn, chance(z, 50), ext, ext_len,
-                      pay, paylen);
+    len = ernic_rig_frame(f, src, dst, op, dqpn, psn, chance(z, 50), ext,
+                          ext_len, pay, paylen);
     if (chance(z, 20)) {
         len = mutate(z, f, len);
     }
     log_action(z, "inject to dev%d op 0x%x QP%u PSN 0x%x len %zu", to, op,
                dqpn, psn, len);
     if (len) {
-        wire_write(dst->fd, f, len);
+        ernic_rig_wire_write(dst->fd, f, len);
     }
 }
 
@@ -740,9 +746,9 @@ static void act_read(Fuzz *z)
 {
     int dev = below(z, NDEV);
 
-    rd(z->r, dev, ERNIC_QP_OFFSET(any_qpn(z)) +
-       qp_regs[below(z, ARRAY_SIZE(qp_regs))]);
-    rd(z->r, dev, g_regs[below(z, ARRAY_SIZE(g_regs))]);
+    ernic_rig_rd(z->r, dev, ERNIC_QP_OFFSET(any_qpn(z)) +
+                 qp_regs[below(z, ARRAY_SIZE(qp_regs))]);
+    ernic_rig_rd(z->r, dev, g_regs[below(z, ARRAY_SIZE(g_regs))]);
 }
 
 typedef struct Action {
@@ -822,10 +828,10 @@ static bool settles(Fuzz *z, unsigned settle_s)
      * fires or falls further away, while a real spin stays busy.
      */
     for (unsigned k = 0; k < settle_s * 4; k++) {
-        uint64_t t0 = qemu_cpu_ticks(z->r->qts);
+        uint64_t t0 = ernic_rig_cpu_ticks(z->r->qts);
 
         g_usleep(250000);
-        if ((qemu_cpu_ticks(z->r->qts) - t0) * 1000 / hz < 100) {
+        if ((ernic_rig_cpu_ticks(z->r->qts) - t0) * 1000 / hz < 100) {
             return true;
         }
         qtest_clock_step(z->r->qts, 1037 * 1000);
@@ -835,14 +841,14 @@ static bool settles(Fuzz *z, unsigned settle_s)
 
 static void setup(Fuzz *z)
 {
-    QpCfg cfg = default_cfg;
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     const char *layout = z->reconic ? ",layout=reconic,card-mem=1M" : "";
     g_autofree char *extra = g_strdup_printf(
         "-global ernic.num-qp=%u%s", z->num_qp, z->reconic ?
         " -global ernic.layout=reconic -global ernic.card-mem=1M" : "");
 
     if (z->hub) {
-        Rig *r = g_new0(Rig, 1);
+        ErnicRig *r = g_new0(ErnicRig, 1);
         QPCIBus *bus;
 
         r->qts = qtest_initf(RIG_MACHINE " "
@@ -855,33 +861,35 @@ static void setup(Fuzz *z)
                              z->num_qp, layout);
         bus = qpci_new_pc(r->qts, NULL);
         for (int i = 0; i < NDEV; i++) {
-            rig_attach(r, i, r->qts, bus);
+            ernic_rig_attach(r, i, r->qts, bus);
             r->d[i].fd = -1;
         }
         z->r = r;
     } else {
-        z->r = rig_start(extra);
+        z->r = ernic_rig_start(extra);
     }
     cfg.rqbuf = 4096;
     cfg.rq_depth = 8;
     for (int i = 0; z->reconic && i < NDEV; i++) {
-        rig_rn_bridge(z->r, i);
+        ernic_rig_rn_bridge(z->r, i);
     }
-    connect_pair(z->r, &cfg);
+    ernic_rig_connect_pair(z->r, &cfg);
     cfg.pmtu = ERNIC_PMTU_4096;
-    setup_qp(z->r, 0, 4, 1, 4, 100, 200, &cfg, DEV_BASE(0) + 0x200000);
-    setup_qp(z->r, 1, 4, 0, 4, 200, 100, &cfg, DEV_BASE(1) + 0x200000);
+    ernic_rig_setup_qp(z->r, 0, 4, 1, 4, 100, 200, &cfg, DEV_BASE(0) +
+                       0x200000);
+    ernic_rig_setup_qp(z->r, 1, 4, 0, 4, 200, 100, &cfg, DEV_BASE(1) +
+                       0x200000);
     for (int i = 0; i < NDEV; i++) {
         uint64_t size;
 
         if (!z->reconic) {
-            z->udb[i] = qpci_iomap(z->r->d[i].pci, ERNIC_BAR_UDB, &size);
+            z->udb[i] = qpci_iomap(z->r->d[i].e.pdev, ERNIC_BAR_UDB, &size);
         }
         for (int b = 0; b < 6; b++) {
-            z->bar_cfg[i][b] = qpci_config_readl(z->r->d[i].pci,
+            z->bar_cfg[i][b] = qpci_config_readl(z->r->d[i].e.pdev,
                                                  PCI_BASE_ADDRESS_0 + 4 * b);
         }
-        put_pattern(z->r, DEV_BASE(i) + SRC_OFF, 0x100000, i);
+        ernic_rig_put_pattern(z->r, DEV_BASE(i) + SRC_OFF, 0x100000, i);
     }
 }
 
@@ -985,8 +993,8 @@ int main(int argc, char **argv)
         return 3;
     }
     alarm(hang_s);
-    rd(z.r, 0, ERNIC_XRNICCONF);
-    rig_stop(z.r);
+    ernic_rig_rd(z.r, 0, ERNIC_XRNICCONF);
+    ernic_rig_stop(z.r);
     printf("FUZZ-DONE seed %" PRIu64 " actions %" PRIu64 " frames %" PRIu64
            " seconds %.1f\n", z.seed, i, z.frames,
            (g_get_monotonic_time() - t0) / (double)G_USEC_PER_SEC);

@@ -33,9 +33,9 @@ static void watchdog_arm(void)
 }
 
 /* The QPCONFi value setup_qp() wrote, with another PMTU code. */
-static uint32_t qpconf_pmtu(Rig *r, int i, uint32_t qpn, uint32_t pmtu)
+static uint32_t qpconf_pmtu(ErnicRig *r, int i, uint32_t qpn, uint32_t pmtu)
 {
-    return (qrd(r, i, qpn, ERNIC_QPCONF) & ~ERNIC_QPCONF_PMTU_MASK) |
+    return (ernic_rig_qrd(r, i, qpn, ERNIC_QPCONF) & ~ERNIC_QPCONF_PMTU_MASK) |
            (pmtu << ERNIC_QPCONF_PMTU_SHIFT);
 }
 
@@ -52,24 +52,24 @@ static size_t udp_paylen(const uint8_t *f)
  */
 static void test_rq_depth_zero(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX], a[FRAME_MAX];
     size_t len;
 
     watchdog_arm();
     cfg.rq_depth = 0;
-    connect_pair(r, &cfg);
-    qwr(r, 1, QPN_B, ERNIC_LSTRQREQ, (PSN_A - 1) & 0xffffff);
-    len = inject(r, f, 0x02, QPN_B, PSN_A, NULL, 0, 0);
-    exchange(r, f, len, a);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_LSTRQREQ, (PSN_A - 1) & 0xffffff);
+    len = ernic_rig_inject(r, f, 0x02, QPN_B, PSN_A, NULL, 0, 0);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x11);
     g_assert_cmphex(a[F_EXT], ==, 0x61);
-    poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_OPCODE_SEQ);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -79,29 +79,30 @@ static void test_rq_depth_zero(void)
  */
 static void test_rq_change_mid_message(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], want[1100];
     uint64_t slot = DEV_BASE(1) + RQ_OFF;
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    len = inject(r, f, 0x00, QPN_B, PSN_A, NULL, 0, 1024);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    len = ernic_rig_inject(r, f, 0x00, QPN_B, PSN_A, NULL, 0, 1024);
     memcpy(want, f + F_EXT, 1024);
-    wire_write(r->d[1].fd, f, len);
-    poll_reg(r, 1, QOFF(QPN_B, ERNIC_LSTRQREQ), 0xffffff, PSN_A);
-    qwr(r, 1, QPN_B, ERNIC_QDEPTH, SQ_DEPTH);
-    wr64(r, 1, QPN_B, ERNIC_RQBA, ERNIC_RQBAMSB, DEV_BASE(1) + SRC_OFF);
-    len = inject(r, f, 0x02, QPN_B, PSN_A + 1, NULL, 0, 76);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_LSTRQREQ), 0xffffff, PSN_A);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_QDEPTH, SQ_DEPTH);
+    ernic_rig_qwr64(r, 1, QPN_B, ERNIC_RQBA, ERNIC_RQBAMSB, DEV_BASE(1) +
+                    SRC_OFF);
+    len = ernic_rig_inject(r, f, 0x02, QPN_B, PSN_A + 1, NULL, 0, 76);
     memcpy(want + 1024, f + F_EXT, 76);
-    exchange(r, f, len, a);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x11);
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
-    assert_mem(r, slot, want, 1100);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    ernic_rig_assert_mem(r, slot, want, 1100);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -112,8 +113,8 @@ static void test_rq_change_mid_message(void)
  */
 static void test_pmtu_change_write(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint32_t n = 128, len = n * 256;
     g_autofree uint8_t *src = NULL;
     uint8_t f[FRAME_MAX], ack[FRAME_MAX], ext[4];
@@ -121,31 +122,31 @@ static void test_pmtu_change_write(void)
 
     watchdog_arm();
     cfg.pmtu = ERNIC_PMTU_256;
-    connect_pair(r, &cfg);
-    src = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 7);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
+    ernic_rig_connect_pair(r, &cfg);
+    src = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 7);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
     for (uint32_t k = 0; k < n; k++) {
-        flen = wire_wait(r, 0, f);
-        g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==,
+        flen = ernic_rig_wire_wait(r, 0, f);
+        g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8) & 0xffffff, ==,
                         (PSN_A + k) & 0xffffff);
         g_assert_cmpuint(udp_paylen(f) - (k ? 0 : 16), ==, 256);
         g_assert_cmpmem(f + F_EXT + (k ? 0 : 16), 256, src + k * 256, 256);
         if (k == 63) {
             /* The window (64 packets) is full: grow the PMTU. */
-            qwr(r, 0, QPN_A, ERNIC_QPCONF,
-                qpconf_pmtu(r, 0, QPN_A, ERNIC_PMTU_4096));
+            ernic_rig_qwr(r, 0, QPN_A, ERNIC_QPCONF,
+                          qpconf_pmtu(r, 0, QPN_A, ERNIC_PMTU_4096));
         }
         if (k >= 63) {
             /* From now on each packet is acknowledged as it comes. */
             stl_be_p(ext, 0x1f000001);
-            flen = respond(r, ack, 0x11, PSN_A + k, ext, 4, 0);
-            wire_write(r->d[0].fd, ack, flen);
+            flen = ernic_rig_respond(r, ack, 0x11, PSN_A + k, ext, 4, 0);
+            ernic_rig_wire_write(r->d[0].fd, ack, flen);
         }
     }
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 1);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
-    rig_stop(r);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
+    ernic_rig_stop(r);
 }
 
 /*
@@ -155,8 +156,8 @@ static void test_pmtu_change_write(void)
  */
 static void test_pmtu_change_read(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX], ext[4], pay[1024];
     static const uint8_t op[4] = { 0x0d, 0x0e, 0x0e, 0x0f };
     uint64_t dst = DEV_BASE(0) + SRC_OFF;
@@ -164,30 +165,30 @@ static void test_pmtu_change_read(void)
 
     watchdog_arm();
     cfg.pmtu = ERNIC_PMTU_256;
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ, dst, 1024,
-         MR_VA, RKEY, 0, NULL);
-    wire_wait(r, 0, f);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ, dst,
+                   1024, MR_VA, RKEY, 0, NULL);
+    ernic_rig_wire_wait(r, 0, f);
     g_assert_cmphex(f[F_BTH], ==, 0x0c);
     for (int k = 0; k < 4; k++) {
         if (k == 1) {
-            qwr(r, 0, QPN_A, ERNIC_QPCONF,
-                qpconf_pmtu(r, 0, QPN_A, ERNIC_PMTU_512));
+            ernic_rig_qwr(r, 0, QPN_A, ERNIC_QPCONF,
+                          qpconf_pmtu(r, 0, QPN_A, ERNIC_PMTU_512));
         }
         stl_be_p(ext, 0x1f000001);
-        len = respond(r, f, op[k], PSN_A + k, ext, k == 1 || k == 2 ? 0 : 4,
-                      256);
-        wire_write(r->d[0].fd, f, len);
+        len = ernic_rig_respond(r, f, op[k], PSN_A + k, ext, k == 1 || k == 2 ?
+                                0 : 4, 256);
+        ernic_rig_wire_write(r->d[0].fd, f, len);
     }
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 1);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 2));
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 2));
     for (int k = 0; k < 4; k++) {
-        fill(pay, 256, PSN_A + k);
-        assert_mem(r, dst + k * 256, pay, 256);
+        ernic_rig_fill(pay, 256, PSN_A + k);
+        ernic_rig_assert_mem(r, dst + k * 256, pay, 256);
     }
     /* Nothing after the buffer. */
     g_assert_cmphex(qtest_readl(r->qts, dst + 1024), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -197,7 +198,7 @@ static void test_pmtu_change_read(void)
  */
 static void test_hub(void)
 {
-    Rig *r = g_new0(Rig, 1);
+    ErnicRig *r = g_new0(ErnicRig, 1);
     QPCIBus *bus;
     static const uint32_t sizes[] = { 1, 100, 1024, 3000, 70000, 16 };
     uint64_t lbuf = DEV_BASE(0) + SRC_OFF, rbuf = DEV_BASE(1) + MR_OFF;
@@ -213,10 +214,10 @@ static void test_hub(void)
                         "mac=52:54:00:e3:32:01");
     bus = qpci_new_pc(r->qts, NULL);
     for (int i = 0; i < NDEV; i++) {
-        rig_attach(r, i, r->qts, bus);
+        ernic_rig_attach(r, i, r->qts, bus);
         r->d[i].fd = -1;
     }
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (k = 0; k < 18; k++) {
         uint32_t n = sizes[k % ARRAY_SIZE(sizes)];
         static const uint8_t ops[] = {
@@ -226,27 +227,27 @@ static void test_hub(void)
         g_autofree uint8_t *want = NULL;
 
         if (op == ERNIC_OP_READ) {
-            want = put_pattern(r, rbuf, n, k);
+            want = ernic_rig_put_pattern(r, rbuf, n, k);
         } else {
-            want = put_pattern(r, lbuf, n, k);
+            want = ernic_rig_put_pattern(r, lbuf, n, k);
         }
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, op, lbuf, n, MR_VA, RKEY,
-             0, want);
-        PUMP(r, NULL, all_done(r, 0, QPN_A));
-        g_assert_cmphex(cqe(r, 0, k), ==, CQE(op, k));
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, op, lbuf, n, MR_VA,
+                       RKEY, 0, want);
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k), ==, CQE(op, k));
         if (op == ERNIC_OP_SEND) {
-            assert_mem(r, DEV_BASE(1) + RQ_OFF + (pi % RQ_DEPTH) * 0x100000,
-                       want, n);
-            qwr(r, 1, QPN_B, ERNIC_RQCI, ++pi % RQ_DEPTH);
+            ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF + (pi % RQ_DEPTH) *
+                                 0x100000, want, n);
+            ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, ++pi % RQ_DEPTH);
         } else {
-            assert_mem(r, op == ERNIC_OP_READ ? lbuf : rbuf, want, n);
+            ernic_rig_assert_mem(r, op == ERNIC_OP_READ ? lbuf : rbuf, want, n);
         }
     }
     for (int i = 0; i < NDEV; i++) {
-        g_assert_cmphex(qrd(r, i, i ? QPN_B : QPN_A, ERNIC_STATQP) &
+        g_assert_cmphex(ernic_rig_qrd(r, i, i ? QPN_B : QPN_A, ERNIC_STATQP) &
                         ERNIC_STATQP_FATAL, ==, 0);
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -258,39 +259,40 @@ static void test_hub(void)
  */
 static void test_dma_to_own_bar(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
-    uint64_t bar = r->d[0].bar.addr;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    uint64_t bar = r->d[0].e.regs.addr;
     uint32_t qpconf;
 
     watchdog_arm();
     cfg.retry = 0;
     cfg.timeout = 8;
-    connect_pair(r, &cfg);
+    ernic_rig_connect_pair(r, &cfg);
     g_assert_cmphex(bar, !=, 0);
-    wr64(r, 0, QPN_A, ERNIC_CQDBADD, ERNIC_CQDBADDMSB,
-         bar + ERNIC_QP_OFFSET(QPN_A) + ERNIC_QPCONF);
-    qpconf = qrd(r, 0, QPN_A, ERNIC_QPCONF);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x44, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_QPCONF), ==, qpconf);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_qwr64(r, 0, QPN_A, ERNIC_CQDBADD, ERNIC_CQDBADDMSB,
+                    bar + ERNIC_QP_OFFSET(QPN_A) + ERNIC_QPCONF);
+    qpconf = ernic_rig_qrd(r, 0, QPN_A, ERNIC_QPCONF);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x44, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_QPCONF), ==, qpconf);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_SEND, 0x44));
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
+                    CQE(ERNIC_OP_SEND, 0x44));
+    ernic_rig_stop(r);
 }
 
-static void ewr(Rig *r, uint32_t off, uint32_t val)
+static void ewr(ErnicRig *r, uint32_t off, uint32_t val)
 {
-    qpci_io_writel(r->d[0].pci, r->d[0].eth, off, val);
+    qpci_io_writel(r->d[0].e.pdev, r->d[0].e.eth, off, val);
 }
 
-static uint32_t erd(Rig *r, uint32_t off)
+static uint32_t erd(ErnicRig *r, uint32_t off)
 {
-    return qpci_io_readl(r->d[0].pci, r->d[0].eth, off);
+    return qpci_io_readl(r->d[0].e.pdev, r->d[0].e.eth, off);
 }
 
 /*
@@ -300,7 +302,7 @@ static uint32_t erd(Rig *r, uint32_t off)
  */
 static void test_eth_tx_bad_ring(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     int k;
 
     watchdog_arm();
@@ -315,8 +317,8 @@ static void test_eth_tx_bad_ring(void)
     }
     g_assert_cmphex(erd(r, ERNIC_ETH_CTRL) & ERNIC_ETH_CTRL_TX_EN, ==, 0);
     g_assert_cmphex(erd(r, ERNIC_ETH_TXCI), ==, 0);
-    assert_idle(r->qts, 500);
-    rig_stop(r);
+    ernic_rig_assert_idle(r->qts, 500);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -325,7 +327,7 @@ static void test_eth_tx_bad_ring(void)
  */
 static void test_eth_tx_shrink(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t b = DEV_BASE(0);
     uint8_t desc[16] = { 0 }, frame[60] = { 0 }, f[FRAME_MAX];
     size_t len;
@@ -344,17 +346,17 @@ static void test_eth_tx_shrink(void)
     ewr(r, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN);
     ewr(r, ERNIC_ETH_TXPI, 6);
     for (int k = 0; k < 6; k++) {
-        wire_wait(r, 0, f);
+        ernic_rig_wire_wait(r, 0, f);
     }
     g_assert_cmphex(erd(r, ERNIC_ETH_TXCI), ==, 6);
     ewr(r, ERNIC_ETH_TXSZ, 4);
     ewr(r, ERNIC_ETH_TXPI, 6);
     /* The bottom half does not spin, and nothing more was sent. */
     qtest_clock_step(r->qts, 1000000);
-    assert_idle(r->qts, 500);
+    ernic_rig_assert_idle(r->qts, 500);
     g_assert_cmphex(erd(r, ERNIC_ETH_TXCI), ==, 6);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
-    rig_stop(r);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    ernic_rig_stop(r);
 }
 
 /*
@@ -365,7 +367,7 @@ static void test_eth_tx_shrink(void)
  */
 static void test_turn_bound(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t sq = DEV_BASE(0) + SRC_OFF;
     uint32_t depth = 65535, head = 0;
     int k, reads = 0;
@@ -373,23 +375,24 @@ static void test_turn_bound(void)
     watchdog_arm();
     qtest_memset(r->qts, sq, 0xff, (uint64_t)depth * ERNIC_WQE_SIZE);
     for (uint32_t q = 2; q < 10; q++) {
-        wr64(r, 0, q, ERNIC_SQBA, ERNIC_SQBAMSB, sq);
-        wr64(r, 0, q, ERNIC_CQBA, ERNIC_CQBAMSB, DEV_BASE(0) + MR_OFF);
-        qwr(r, 0, q, ERNIC_QDEPTH, depth);
-        qwr(r, 0, q, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
-            ERNIC_QPCONF_HW_HS_DIS);
-        qwr(r, 0, q, ERNIC_SQPI, depth - 1);
+        ernic_rig_qwr64(r, 0, q, ERNIC_SQBA, ERNIC_SQBAMSB, sq);
+        ernic_rig_qwr64(r, 0, q, ERNIC_CQBA, ERNIC_CQBAMSB, DEV_BASE(0) +
+                        MR_OFF);
+        ernic_rig_qwr(r, 0, q, ERNIC_QDEPTH, depth);
+        ernic_rig_qwr(r, 0, q, ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
+                      ERNIC_QPCONF_HW_HS_DIS);
+        ernic_rig_qwr(r, 0, q, ERNIC_SQPI, depth - 1);
     }
-    wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
+    ernic_rig_wr(r, 0, ERNIC_XRNICCONF, ERNIC_XRNICCONF_EN);
     for (k = 0; k < 1000000 && head != depth - 1; k++) {
-        head = qrd(r, 0, 2, ERNIC_CQHEAD);
+        head = ernic_rig_qrd(r, 0, 2, ERNIC_CQHEAD);
         if (head && head != depth - 1) {
             reads++;
         }
     }
     /* Seen part-way at least once: the work was split into turns. */
     g_assert_cmpint(reads, >, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -398,28 +401,28 @@ static void test_turn_bound(void)
  */
 static void test_cq_index_bound(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], ext[4];
     uint64_t cq = DEV_BASE(0) + CQ_OFF;
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     qtest_memset(r->qts, cq, 0, 0x2000);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
-    wire_wait(r, 0, f);
-    wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
-    qwr(r, 0, QPN_A, ERNIC_CQHEAD, 1000);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
+    ernic_rig_wire_wait(r, 0, f);
+    ernic_rig_wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_SWO);
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_CQHEAD, 1000);
     stl_be_p(ext, 0x1f000001);
-    len = respond(r, f, 0x11, PSN_A, ext, 4, 0);
-    wire_write(r->d[0].fd, f, len);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_OSQ_EMPTY,
-             ERNIC_STATQP_OSQ_EMPTY);
+    len = ernic_rig_respond(r, f, 0x11, PSN_A, ext, 4, 0);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_OSQ_EMPTY,
+                       ERNIC_STATQP_OSQ_EMPTY);
     g_assert_cmphex(qtest_readl(r->qts, cq + 1000 * 4), ==, 0);
     g_assert_cmphex(qtest_readl(r->qts, cq + (1000 % SQ_DEPTH) * 4), ==,
                     CQE(ERNIC_OP_SEND, 9));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -428,35 +431,35 @@ static void test_cq_index_bound(void)
  */
 static void test_dup_read_window(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
     size_t len, alen;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    put_pattern(r, DEV_BASE(1) + MR_OFF, 4096, 3);
-    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 1024),
-                 16, 0);
-    alen = exchange(r, f, len, a);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF, 4096, 3);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 1024), 16, 0);
+    alen = ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x10);
     g_assert_cmpuint(alen, >, 1024);
     /* The same READ again: answered again. */
-    alen = exchange(r, f, len, a);
+    alen = ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x10);
-    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(ernic_rig_be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
     /* Older than anything seen, 2 MiB long: dropped. */
-    len = inject(r, f, 0x0c, QPN_B, PSN_A - 100,
-                 reth(ext, MR_VA, RKEY, MR_LEN), 16, 0);
-    wire_write(r->d[1].fd, f, len);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A - 100,
+                           ernic_rig_reth(ext, MR_VA, RKEY, MR_LEN), 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     /* Starts inside the READ but runs past it: dropped. */
-    len = inject(r, f, 0x0c, QPN_B, PSN_A,
-                 reth(ext, MR_VA, RKEY, 4096), 16, 0);
-    wire_write(r->d[1].fd, f, len);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 4096), 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     for (int k = 0; k < 100; k++) {
         qtest_clock_step(r->qts, 10000);
-        g_assert_false(wire_read(r->d[1].fd, a, &alen));
+        g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -465,8 +468,8 @@ static void test_dup_read_window(void)
  */
 static void test_unlimited_retry_rate(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX];
     size_t len;
     int sends = 0;
@@ -474,24 +477,24 @@ static void test_unlimited_retry_rate(void)
     watchdog_arm();
     cfg.timeout = 1;
     cfg.retry = 0;
-    connect_pair(r, &cfg);
-    wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_wr(r, 0, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 8, 0, 0, 0, NULL);
     for (int k = 0; k < 1000; k++) {
-        while (wire_read(r->d[0].fd, f, &len)) {
+        while (ernic_rig_wire_read(r->d[0].fd, f, &len)) {
             sends++;
         }
         qtest_clock_step(r->qts, 10000);
     }
-    while (wire_read(r->d[0].fd, f, &len)) {
+    while (ernic_rig_wire_read(r->d[0].fd, f, &len)) {
         sends++;
     }
     g_assert_cmpint(sends, >=, 5);
     g_assert_cmpint(sends, <=, 12);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -503,40 +506,42 @@ static void test_unlimited_retry_rate(void)
  */
 static void test_dma_fail_requester(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_WRITE,
-         0xfff0000000000ULL, 100, MR_VA, RKEY, 0, NULL);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
-             ERNIC_STATQP_FATAL);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_WRITE,
+                   0xfff0000000000ULL, 100, MR_VA, RKEY, 0, NULL);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERRFLAG | CQE(ERNIC_OP_WRITE, 5));
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
+                    CQE(ERNIC_OP_WRITE, 5));
+    ernic_rig_stop(r);
 }
 
 static void test_dma_fail_responder(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[16];
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB, 0xfff00);
-    len = inject(r, f, 0x0a, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 64), 16,
-                 64);
-    exchange(r, f, len, a);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB,
+                 0xfff00);
+    len = ernic_rig_inject(r, f, 0x0a, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 64), 16, 64);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x11);
     g_assert_cmphex(a[F_EXT], ==, 0x63);
-    g_assert_cmphex(fatal_entry(r, 1, 0), ==,
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -547,24 +552,24 @@ static void test_dma_fail_responder(void)
  */
 static void test_truncated_frames(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], full[FRAME_MAX];
     size_t len, flen;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    flen = inject(r, full, 0x04, QPN_B, PSN_A, NULL, 0, 8);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    flen = ernic_rig_inject(r, full, 0x04, QPN_B, PSN_A, NULL, 0, 8);
     for (len = 14; len <= flen; len++) {
         memcpy(f, full, len);
-        wire_write(r->d[1].fd, f, len);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
         stw_be_p(f + 12, 0x86dd);
-        wire_write(r->d[1].fd, f, len);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
     }
     /* The one whole frame was a SEND: its ACK comes back. */
-    len = wire_wait(r, 1, f);
+    len = ernic_rig_wire_wait(r, 1, f);
     g_assert_cmphex(f[F_BTH], ==, 0x11);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -575,27 +580,27 @@ static void test_truncated_frames(void)
  */
 static void test_dup_read_resources(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autoptr(GByteArray) burst = g_byte_array_new();
     uint8_t f[FRAME_MAX], ext[16];
     uint32_t last = (PSN_A + 10 * 1024) & 0xffffff;
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    reth(ext, MR_VA, RKEY, 0x100000);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_reth(ext, MR_VA, RKEY, 0x100000);
     for (int k = 0; k < 19; k++) {
         uint32_t psn = PSN_A + (k < 10 ? k : k < 18 ? 0 : 10) * 1024;
 
-        len = inject(r, f, 0x0c, QPN_B, psn, ext, 16, 0);
-        burst_add(burst, f, len);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, psn, ext, 16, 0);
+        ernic_rig_burst_add(burst, f, len);
     }
     g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
                     burst->len);
-    read_until_response(r, last);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    ernic_rig_read_until_response(r, last);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -610,7 +615,7 @@ static void test_dup_read_resources(void)
  */
 static void test_dup_read_order(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], ext[16];
     uint32_t psn_b = PSN_A + 1;
     size_t len;
@@ -618,23 +623,23 @@ static void test_dup_read_order(void)
     bool a_seen = false;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 64), 16,
-                 0);
-    len = exchange(r, f, len, f);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 64), 16, 0);
+    len = ernic_rig_exchange(r, f, len, f);
     g_assert_cmphex(f[F_BTH], ==, 0x10);
-    len = inject(r, f, 0x0c, QPN_B, psn_b, reth(ext, MR_VA, RKEY, MR_LEN),
-                 16, 0);
-    wire_write(r->d[1].fd, f, len);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, psn_b,
+                           ernic_rig_reth(ext, MR_VA, RKEY, MR_LEN), 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     /* Unread, B's responses stop on a full socket. */
     qtest_clock_step(r->qts, 1000000);
-    len = inject(r, f, 0x0c, QPN_B, PSN_A, reth(ext, MR_VA, RKEY, 64), 16,
-                 0);
-    wire_write(r->d[1].fd, f, len);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A,
+                           ernic_rig_reth(ext, MR_VA, RKEY, 64), 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     qtest_clock_step(r->qts, 1000);
     while (!a_seen) {
-        len = wire_wait(r, 1, f);
-        if (be32(f + F_BTH + 8) == PSN_A) {
+        len = ernic_rig_wire_wait(r, 1, f);
+        if (ernic_rig_be32(f + F_BTH + 8) == PSN_A) {
             g_assert_cmphex(f[F_BTH], ==, 0x10);
             a_seen = true;
         } else {
@@ -644,17 +649,17 @@ static void test_dup_read_order(void)
     g_assert_cmpuint(b_pkts, <, MR_LEN / 1024);
     for (int k = 0; k < 100; k++) {
         qtest_clock_step(r->qts, 100000);
-        g_assert_false(wire_read(r->d[1].fd, f, &len));
+        g_assert_false(ernic_rig_wire_read(r->d[1].fd, f, &len));
     }
     /* B asked again: answered from its first packet. */
-    len = inject(r, f, 0x0c, QPN_B, psn_b, reth(ext, MR_VA, RKEY, MR_LEN),
-                 16, 0);
-    len = exchange(r, f, len, f);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, psn_b,
+                           ernic_rig_reth(ext, MR_VA, RKEY, MR_LEN), 16, 0);
+    len = ernic_rig_exchange(r, f, len, f);
     g_assert_cmphex(f[F_BTH], ==, 0x0d);
-    g_assert_cmphex(be32(f + F_BTH + 8), ==, psn_b);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8), ==, psn_b);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -666,30 +671,30 @@ static void test_dup_read_order(void)
  */
 static void test_dup_read_replay_evict(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autoptr(GByteArray) burst = g_byte_array_new();
     uint8_t f[FRAME_MAX], ext[16];
     uint32_t last = (PSN_A + 16) & 0xffffff;
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
-    reth(ext, MR_VA, RKEY, 64);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_reth(ext, MR_VA, RKEY, 64);
     for (int k = 0; k < 16; k++) {
-        len = inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
-        len = exchange(r, f, len, f);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
+        len = ernic_rig_exchange(r, f, len, f);
         g_assert_cmphex(f[F_BTH], ==, 0x10);
     }
     for (int k = 0; k < 17; k++) {
-        len = inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
-        burst_add(burst, f, len);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + k, ext, 16, 0);
+        ernic_rig_burst_add(burst, f, len);
     }
     g_assert_cmpint(send(r->d[1].fd, burst->data, burst->len, 0), ==,
                     burst->len);
-    read_until_response(r, last);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    ernic_rig_read_until_response(r, last);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -709,45 +714,46 @@ static void test_implied_nak_index(void)
         ERNIC_OP_WRITE, ERNIC_OP_WRITE, ERNIC_OP_READ, ERNIC_OP_WRITE,
         ERNIC_OP_READ,
     };
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t dst = DEV_BASE(0) + SRC_OFF;
     uint8_t f[FRAME_MAX], ext[4], pay[64];
     size_t len;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int k = 0; k < 5; k++) {
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ops[k], dst + k * 0x1000,
-             64, MR_VA, RKEY, 0, NULL);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ops[k], dst + k *
+                       0x1000, 64, MR_VA, RKEY, 0, NULL);
     }
     for (int k = 0; k < 5; k++) {
-        wire_wait(r, 0, f);
-        g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A + k);
+        ernic_rig_wire_wait(r, 0, f);
+        g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8) & 0xffffff, ==,
+                        PSN_A + k);
     }
     stl_be_p(ext, 0x1f000003);
-    len = respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
-    wire_write(r->d[0].fd, f, len);
+    len = ernic_rig_respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
     /* Implied NAK of the first READ: it is asked for again. */
-    wire_wait(r, 0, f);
+    ernic_rig_wire_wait(r, 0, f);
     g_assert_cmphex(f[F_BTH], ==, 0x0c);          /* READ request */
-    g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A + 2);
+    g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A + 2);
 
     stl_be_p(ext, 0x1f000003);
-    len = respond(r, f, 0x10, PSN_A + 2, ext, 4, 64);
-    wire_write(r->d[0].fd, f, len);
+    len = ernic_rig_respond(r, f, 0x10, PSN_A + 2, ext, 4, 64);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
     stl_be_p(ext, 0x1f000005);
-    len = respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
-    wire_write(r->d[0].fd, f, len);
-    wire_write(r->d[0].fd, f, len);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 5);
+    len = ernic_rig_respond(r, f, 0x10, PSN_A + 4, ext, 4, 64);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 5);
     for (int k = 0; k < 5; k++) {
-        g_assert_cmphex(cqe(r, 0, k), ==, CQE(ops[k], k));
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k), ==, CQE(ops[k], k));
     }
-    fill(pay, 64, PSN_A + 4);
-    assert_mem(r, dst + 4 * 0x1000, pay, 64);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    ernic_rig_fill(pay, 64, PSN_A + 4);
+    ernic_rig_assert_mem(r, dst + 4 * 0x1000, pay, 64);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -759,45 +765,45 @@ static void test_implied_nak_index(void)
  */
 static void test_stale_implied_nak(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t dst = DEV_BASE(0) + SRC_OFF;
     uint8_t f[FRAME_MAX], resp2[FRAME_MAX], ext[4], pay[64];
     size_t len, len2;
     unsigned reasks = 0;
 
     watchdog_arm();
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int k = 0; k < 2; k++) {
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_READ,
-             dst + k * 0x1000, 64, MR_VA, RKEY, 0, NULL);
-        wire_wait(r, 0, f);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_READ,
+                       dst + k * 0x1000, 64, MR_VA, RKEY, 0, NULL);
+        ernic_rig_wire_wait(r, 0, f);
     }
     stl_be_p(ext, 0x1f000002);
-    len2 = respond(r, resp2, 0x10, PSN_A + 1, ext, 4, 64);
+    len2 = ernic_rig_respond(r, resp2, 0x10, PSN_A + 1, ext, 4, 64);
     for (int k = 0; k < 8; k++) {
-        wire_write(r->d[0].fd, resp2, len2);
+        ernic_rig_wire_write(r->d[0].fd, resp2, len2);
     }
     for (int k = 0; k < 200; k++) {
         qtest_clock_step(r->qts, 1000);
-        while (wire_read(r->d[0].fd, f, &len)) {
+        while (ernic_rig_wire_read(r->d[0].fd, f, &len)) {
             g_assert_cmphex(f[F_BTH], ==, 0x0c);
-            reasks += (be32(f + F_BTH + 8) & 0xffffff) == PSN_A;
+            reasks += (ernic_rig_be32(f + F_BTH + 8) & 0xffffff) == PSN_A;
         }
     }
     g_assert_cmpuint(reasks, ==, 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     stl_be_p(ext, 0x1f000001);
-    len = respond(r, f, 0x10, PSN_A, ext, 4, 64);
-    wire_write(r->d[0].fd, f, len);
-    wire_write(r->d[0].fd, resp2, len2);
-    poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 2);
+    len = ernic_rig_respond(r, f, 0x10, PSN_A, ext, 4, 64);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
+    ernic_rig_wire_write(r->d[0].fd, resp2, len2);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_CQHEAD), 0xffff, 2);
     for (int k = 0; k < 2; k++) {
-        g_assert_cmphex(cqe(r, 0, k), ==, CQE(ERNIC_OP_READ, k));
-        fill(pay, 64, PSN_A + k);
-        assert_mem(r, dst + k * 0x1000, pay, 64);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k), ==, CQE(ERNIC_OP_READ, k));
+        ernic_rig_fill(pay, 64, PSN_A + k);
+        ernic_rig_assert_mem(r, dst + k * 0x1000, pay, 64);
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 int main(int argc, char **argv)

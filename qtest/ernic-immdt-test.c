@@ -21,18 +21,18 @@
 #define CMPLT_8     (ERNIC_SGD_ST_CMPLT | ERNIC_SGD_ST_RXSOF | \
                      ERNIC_SGD_ST_RXEOF | 8)
 
-static void iwr(Rig *r, uint32_t off, uint32_t v)
+static void iwr(ErnicRig *r, uint32_t off, uint32_t v)
 {
-    qpci_io_writel(r->d[1].pci, r->d[1].eth, ERNIC_IMMDT_BASE + off, v);
+    qpci_io_writel(r->d[1].e.pdev, r->d[1].e.eth, ERNIC_IMMDT_BASE + off, v);
 }
 
-static uint32_t ird(Rig *r, uint32_t off)
+static uint32_t ird(ErnicRig *r, uint32_t off)
 {
-    return qpci_io_readl(r->d[1].pci, r->d[1].eth, ERNIC_IMMDT_BASE + off);
+    return qpci_io_readl(r->d[1].e.pdev, r->d[1].e.eth, ERNIC_IMMDT_BASE + off);
 }
 
 /* A ring of @n descriptors from D(@first), buffers of @len bytes. */
-static void ring(Rig *r, int first, int n, uint32_t len)
+static void ring(ErnicRig *r, int first, int n, uint32_t len)
 {
     for (int k = 0; k < n; k++) {
         uint8_t d[ERNIC_SGD_SIZE] = { 0 };
@@ -45,7 +45,7 @@ static void ring(Rig *r, int first, int n, uint32_t len)
     }
 }
 
-static uint32_t desc_status(Rig *r, int k)
+static uint32_t desc_status(ErnicRig *r, int k)
 {
     return qtest_readl(r->qts, D(k) + ERNIC_SGD_STATUS);
 }
@@ -57,7 +57,7 @@ static uint64_t entry(uint32_t data, uint8_t type, uint32_t rq_pi)
 }
 
 /* Request @opcode to QP B of device 1 with @imm in its ImmDt or IETH. */
-static void send_req(Rig *r, uint8_t opcode, uint32_t psn, uint32_t imm)
+static void send_req(ErnicRig *r, uint8_t opcode, uint32_t psn, uint32_t imm)
 {
     uint8_t f[FRAME_MAX], a[FRAME_MAX], ext[20];
     size_t n = 0, len;
@@ -69,13 +69,13 @@ static void send_req(Rig *r, uint8_t opcode, uint32_t psn, uint32_t imm)
         n = 16;
     }
     stl_be_p(ext + n, imm);
-    len = inject(r, f, opcode, QPN_B, psn, ext, n + 4, 8);
-    exchange(r, f, len, a);
+    len = ernic_rig_inject(r, f, opcode, QPN_B, psn, ext, n + 4, 8);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x11);    /* ACK */
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
 }
 
-static void start(Rig *r, int first, int tail)
+static void start(ErnicRig *r, int first, int tail)
 {
     iwr(r, ERNIC_IMMDT_S2MM_CURDESC, D(first));
     iwr(r, ERNIC_IMMDT_S2MM_CURDESC_MSB, D(first) >> 32);
@@ -92,9 +92,9 @@ static void start(Rig *r, int first, int tail)
  */
 static void test_entries(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     g_assert_cmphex(ird(r, ERNIC_IMMDT_S2MM_DMASR), ==,
                     ERNIC_DMASR_HALTED | ERNIC_DMASR_SGINCLD |
                     1u << ERNIC_DMACR_THRESH_SHIFT);
@@ -131,7 +131,7 @@ static void test_entries(void)
     g_assert_cmphex(ird(r, ERNIC_IMMDT_S2MM_DMASR) & ERNIC_DMASR_IOC_IRQ, ==,
                     ERNIC_DMASR_IOC_IRQ);
     g_assert_cmphex(ird(r, ERNIC_IMMDT_DROPCNT), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -140,9 +140,9 @@ static void test_entries(void)
  */
 static void test_split_entry(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     ring(r, 0, 4, 3);
     start(r, 0, 1);
     send_req(r, 0x0b, PSN_A, IMM(7));
@@ -159,7 +159,7 @@ static void test_split_entry(void)
     g_assert_cmphex(qtest_readb(r->qts, B(2)), ==, 0);   /* RQ PI 0 */
     g_assert_cmphex(ird(r, ERNIC_IMMDT_S2MM_DMASR) & ERNIC_DMASR_IOC_IRQ, ==,
                     ERNIC_DMASR_IOC_IRQ);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -168,9 +168,9 @@ static void test_split_entry(void)
  */
 static void test_fifo(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int k = 0; k < 66; k++) {
         send_req(r, 0x0b, PSN_A + k, IMM(k));
     }
@@ -193,11 +193,11 @@ static void test_fifo(void)
     send_req(r, 0x0b, PSN_A + 66, IMM(66));
     g_assert_cmphex(qtest_readq(r->qts, B(0)), ==,
                     entry(IMM(66), ERNIC_IMMDT_TYPE_WRITE_IMM, 0));
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Entry @k meets descriptor 0 as @d; the channel must halt with @err. */
-static void expect_error(Rig *r, const uint8_t *d, int k, uint32_t err)
+static void expect_error(ErnicRig *r, const uint8_t *d, int k, uint32_t err)
 {
     uint32_t want = ERNIC_DMASR_HALTED | ERNIC_DMASR_ERR_IRQ | err;
 
@@ -220,11 +220,11 @@ static void expect_error(Rig *r, const uint8_t *d, int k, uint32_t err)
  */
 static void test_errors(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t d[ERNIC_SGD_SIZE] = { 0 };
     uint32_t conf;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     stq_le_p(d + ERNIC_SGD_NXTDESC, D(0));
     stq_le_p(d + ERNIC_SGD_BUFFER, B(0));
     stl_le_p(d + ERNIC_SGD_CONTROL, 8);
@@ -238,12 +238,12 @@ static void test_errors(void)
     expect_error(r, d, 1, ERNIC_DMASR_DMAINTERR);
 
     stl_le_p(d + ERNIC_SGD_CONTROL, 8);
-    stq_le_p(d + ERNIC_SGD_BUFFER, r->d[1].bar.addr + ERNIC_XRNICCONF);
-    conf = rd(r, 1, ERNIC_XRNICCONF);
+    stq_le_p(d + ERNIC_SGD_BUFFER, r->d[1].e.regs.addr + ERNIC_XRNICCONF);
+    conf = ernic_rig_rd(r, 1, ERNIC_XRNICCONF);
     expect_error(r, d, 2, ERNIC_DMASR_DMASLVERR);
-    g_assert_cmphex(rd(r, 1, ERNIC_XRNICCONF), ==, conf);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_XRNICCONF), ==, conf);
     g_assert_cmphex(desc_status(r, 0), ==, 0);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 int main(int argc, char **argv)

@@ -65,7 +65,7 @@ static char *mig_uri(const char *name)
     return g_strdup_printf("file:%s/%s", tmpdir, name);
 }
 
-static void mig_save(Rig *r, const char *name)
+static void mig_save(ErnicRig *r, const char *name)
 {
     g_autofree char *uri = mig_uri(name);
 
@@ -75,18 +75,18 @@ static void mig_save(Rig *r, const char *name)
 }
 
 /* The rig's process and its ends of the wire go; frames on it are lost. */
-static void rig_release(Rig *r)
+static void rig_release(ErnicRig *r)
 {
     for (int i = 0; i < NDEV; i++) {
         close(r->d[i].fd);
-        g_free(r->d[i].pci);
+        g_free(r->d[i].e.pdev);
     }
     qpci_free_pc(r->d[0].bus);
     qtest_quit(r->qts);
 }
 
 /* A process that failed to load goes, with its ends of the wire. */
-static void rig_abandon(Rig *r)
+static void rig_abandon(ErnicRig *r)
 {
     qtest_quit(r->qts);
     for (int i = 0; i < NDEV; i++) {
@@ -95,25 +95,25 @@ static void rig_abandon(Rig *r)
 }
 
 /* A new process loads @name; true (and the rig attached) if it did. */
-static bool mig_load(Rig *r, const char *name, const char *extra)
+static bool mig_load(ErnicRig *r, const char *name, const char *extra)
 {
     g_autofree char *uri = mig_uri(name);
     g_autofree char *args = g_strdup_printf("%s -incoming defer",
                                             extra ? extra : "");
 
-    rig_launch_dev(r, mig_devopts, args);
+    ernic_rig_launch_dev(r, mig_devopts, args);
     qtest_qmp_assert_success(r->qts, "{'execute': 'migrate-incoming',"
                              " 'arguments': {'uri': %s,"
                              " 'exit-on-error': false}}", uri);
     if (!mig_finish(r->qts)) {
         return false;
     }
-    rig_attach_all(r);
+    ernic_rig_attach_all(r);
     return true;
 }
 
 /* Save the rig's QEMU and go on in a new one. */
-static void rig_migrate(Rig *r)
+static void rig_migrate(ErnicRig *r)
 {
     int64_t now = clock_now(r->qts);
 
@@ -136,32 +136,32 @@ typedef struct Cut {
     unsigned seen;
 } Cut;
 
-static Verdict cut_filter(void *opaque, int from, const uint8_t *f,
-                          size_t len)
+static ErnicRigVerdict cut_filter(void *opaque, int from, const uint8_t *f,
+                                  size_t len)
 {
     Cut *c = opaque;
 
     if (from != c->from) {
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
-    return ++c->seen > c->keep ? DROP : FWD;
+    return ++c->seen > c->keep ? ERNIC_RIG_DROP : ERNIC_RIG_FWD;
 }
 
 /* Move frames through @w for a while more: what is in flight is cut. */
-static void drain(Rig *r, Wire *w)
+static void drain(ErnicRig *r, ErnicRigWire *w)
 {
     for (int k = 0; k < 50; k++) {
-        pump_once(r, w);
+        ernic_rig_pump_once(r, w);
     }
 }
 
 /* Let 40 frames of device @from through, then none: a message is cut. */
-static void cut_after_40(Rig *r, int from)
+static void cut_after_40(ErnicRig *r, int from)
 {
     Cut cut = { .from = from, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
+    ErnicRigWire w = { .filter = cut_filter, .opaque = &cut };
 
-    PUMP(r, &w, cut.seen > cut.keep);
+    ERNIC_RIG_PUMP(r, &w, cut.seen > cut.keep);
     drain(r, &w);
 }
 
@@ -171,28 +171,28 @@ static void cut_after_40(Rig *r, int from)
 
 #define XMR_INDEX       77
 
-static void snapshot(Rig *r, uint32_t *v)
+static void snapshot(ErnicRig *r, uint32_t *v)
 {
     size_t n = 0;
 
     for (int i = 0; i < NDEV; i++) {
         for (uint32_t off = ERNIC_GCSR_BASE; off < ERNIC_QP_BASE; off += 4) {
-            v[n++] = rd(r, i, off);
+            v[n++] = ernic_rig_rd(r, i, off);
         }
         for (uint32_t qpn = 1; qpn <= 32; qpn++) {
             for (uint32_t off = 0; off < ERNIC_QP_STRIDE; off += 4) {
-                v[n++] = qrd(r, i, qpn, off);
+                v[n++] = ernic_rig_qrd(r, i, qpn, off);
             }
         }
         for (uint32_t off = 0; off < ERNIC_PDT_STRIDE; off += 4) {
-            v[n++] = rd(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + off);
+            v[n++] = ernic_rig_rd(r, i, ERNIC_PDT_OFFSET(MR_INDEX) + off);
         }
         for (uint32_t off = ERNIC_EXT_BASE; off < ERNIC_EXT_BASE + 0x80;
              off += 4) {
-            v[n++] = off == ERNIC_MRCMD ? 0 : rd(r, i, off);
+            v[n++] = off == ERNIC_MRCMD ? 0 : ernic_rig_rd(r, i, off);
         }
         for (uint32_t off = 0; off < 0x40; off += 4) {
-            v[n++] = qpci_io_readl(r->d[i].pci, r->d[i].eth, off);
+            v[n++] = qpci_io_readl(r->d[i].e.pdev, r->d[i].e.eth, off);
         }
     }
 }
@@ -206,26 +206,27 @@ static void snapshot(Rig *r, uint32_t *v)
  */
 static void test_registers(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree uint32_t *before = g_new0(uint32_t, SNAP_WORDS);
     g_autofree uint32_t *after = g_new0(uint32_t, SNAP_WORDS);
 
-    connect_pair(r, &default_cfg);
-    wr(r, 1, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
-    wr(r, 1, ERNIC_MRKEY, 0x33 | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
-    wr(r, 1, ERNIC_MRPD, PD_NUM);
-    wr(r, 1, ERNIC_MRACC, ERNIC_MRACC_PHYS | ERNIC_MRACC_LOCAL_WRITE);
-    wr(r, 1, ERNIC_MRIOVALO, 0x1000);
-    wr(r, 1, ERNIC_MRLENLO, 0x2000);
-    wr(r, 1, ERNIC_MRPBLLO, DEV_BASE(1) + MR_OFF);
-    wr(r, 1, ERNIC_MRIDX, XMR_INDEX);
-    wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
-    g_assert_cmpuint(rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+    ernic_rig_wr(r, 1, ERNIC_MRKEY, 0x33 | ERNIC_MR_VALID <<
+                 ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_wr(r, 1, ERNIC_MRPD, PD_NUM);
+    ernic_rig_wr(r, 1, ERNIC_MRACC, ERNIC_MRACC_PHYS | ERNIC_MRACC_LOCAL_WRITE);
+    ernic_rig_wr(r, 1, ERNIC_MRIOVALO, 0x1000);
+    ernic_rig_wr(r, 1, ERNIC_MRLENLO, 0x2000);
+    ernic_rig_wr(r, 1, ERNIC_MRPBLLO, DEV_BASE(1) + MR_OFF);
+    ernic_rig_wr(r, 1, ERNIC_MRIDX, XMR_INDEX);
+    ernic_rig_wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+    g_assert_cmpuint(ernic_rig_rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
     /* The window is cleared: the entry must come back from the table. */
-    wr(r, 1, ERNIC_MRKEY, 0);
-    wr(r, 1, ERNIC_MRPBLLO, 0);
-    qpci_io_writel(r->d[0].pci, r->d[0].eth, ERNIC_ETH_TXSZ, 16);
-    qwr(r, 0, 7, ERNIC_QPADVCONF, 0x12345678);
+    ernic_rig_wr(r, 1, ERNIC_MRKEY, 0);
+    ernic_rig_wr(r, 1, ERNIC_MRPBLLO, 0);
+    qpci_io_writel(r->d[0].e.pdev, r->d[0].e.eth, ERNIC_ETH_TXSZ, 16);
+    ernic_rig_qwr(r, 0, 7, ERNIC_QPADVCONF, 0x12345678);
     snapshot(r, before);
 
     rig_migrate(r);
@@ -236,12 +237,13 @@ static void test_registers(void)
                     before[k], after[k]);
         }
     }
-    wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_READ);
-    g_assert_cmpuint(rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRKEY), ==,
+    ernic_rig_wr(r, 1, ERNIC_MRCMD, ERNIC_MRCMD_READ);
+    g_assert_cmpuint(ernic_rig_rd(r, 1, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
                     0x33 | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
-    g_assert_cmphex(rd(r, 1, ERNIC_MRPBLLO), ==, DEV_BASE(1) + MR_OFF);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRPBLLO), ==, DEV_BASE(1) +
+                    MR_OFF);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -258,49 +260,50 @@ static void test_registers(void)
  */
 static void test_write_timer(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Cut cut = { .from = 0, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
-    QpCfg cfg = default_cfg;
+    ErnicRigWire w = { .filter = cut_filter, .opaque = &cut };
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     uint8_t f[FRAME_MAX];
     g_autofree uint8_t *p = NULL;
     int64_t t_cut, t_retry;
     size_t len;
 
     cfg.timeout = 20;
-    connect_pair(r, &cfg);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 11);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, cut.seen > cut.keep);
+    ernic_rig_connect_pair(r, &cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 11);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, cut.seen > cut.keep);
     drain(r, &w);
     t_cut = clock_now(r->qts);
     qtest_clock_step(r->qts, 2 * NSEC_PER_SEC);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
-    g_assert_false(all_done(r, 0, QPN_A));
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    g_assert_false(ernic_rig_all_done(r, 0, QPN_A));
 
     rig_migrate(r);
     /* QEMU announces the moved NICs (RARP, not RoCE): those are skipped. */
-    while (!wire_read(r->d[0].fd, f, &len) || lduw_be_p(f + 12) != 0x0800) {
+    while (!ernic_rig_wire_read(r->d[0].fd, f, &len) || lduw_be_p(f + 12) !=
+           0x0800) {
         g_assert_cmpint(clock_now(r->qts) - t_cut, <,
                         5 * NSEC_PER_SEC);
         qtest_clock_step(r->qts, 1000000);
     }
     t_retry = clock_now(r->qts);
     g_test_message("first frame after load: opcode 0x%02x PSN 0x%06x at +%"
-                   PRId64 " ns", f[F_BTH], be32(f + F_BTH + 8) & 0xffffff,
-                   t_retry - t_cut);
+                   PRId64 " ns", f[F_BTH],
+                   ernic_rig_be32(f + F_BTH + 8) & 0xffffff, t_retry - t_cut);
     /* 4.096 us << 20 = 4.295 s after it was set, a little before t_cut. */
     g_assert_cmpint(t_retry - t_cut, >, 4200000000LL);
     g_assert_cmpint(t_retry - t_cut, <=, 4300000000LL);
-    wire_write(r->d[1].fd, f, len);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
 
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 7));
-    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 7));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -312,9 +315,9 @@ static void test_write_timer(void)
  */
 static void test_reconic(void)
 {
-    Rig *r = g_new0(Rig, 1);
+    ErnicRig *r = g_new0(ErnicRig, 1);
     Cut cut = { .from = 0, .keep = 40 };
-    Wire w = { .filter = cut_filter, .opaque = &cut };
+    ErnicRigWire w = { .filter = cut_filter, .opaque = &cut };
     uint32_t axib = ERNIC_RN_AXIB_BASE + 3 * ERNIC_RN_AXIB_STRIDE +
                     ERNIC_RN_AXIB_XLATE_MSB;
     g_autofree uint8_t *p = g_malloc(MSG_LEN);
@@ -322,33 +325,36 @@ static void test_reconic(void)
     uint8_t mark[8];
 
     mig_devopts = "layout=reconic,card-mem=16M";
-    rig_launch_dev(r, mig_devopts, NULL);
-    rig_attach_all(r);
-    rig_rn_bridge(r, 0);
-    rig_rn_bridge(r, 1);
-    connect_pair(r, &default_cfg);
-    wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB, 0x100000);
-    wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB,
-       ERNIC_RN_CARD_ADDR >> 32);
-    qpci_io_writel(r->d[1].pci, r->d[1].bar, axib, 0x60);
-    qpci_memwrite(r->d[1].pci, r->d[1].card, 0xf00000, "moved ok", 8);
-    fill(p, MSG_LEN, 21);
-    qpci_memwrite(r->d[0].pci, r->d[0].card, 0x200000, p, MSG_LEN);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
-         ERNIC_RN_CARD_ADDR | 0x200000, MSG_LEN, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, cut.seen > cut.keep);
+    ernic_rig_launch_dev(r, mig_devopts, NULL);
+    ernic_rig_attach_all(r);
+    ernic_rig_rn_bridge(r, 0);
+    ernic_rig_rn_bridge(r, 1);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRLSB,
+                 0x100000);
+    ernic_rig_wr(r, 1, ERNIC_PDT_OFFSET(MR_INDEX) + ERNIC_BUFBASEADDRMSB,
+                 ERNIC_RN_CARD_ADDR >> 32);
+    qpci_io_writel(r->d[1].e.pdev, r->d[1].e.regs, axib, 0x60);
+    qpci_memwrite(r->d[1].e.pdev, r->d[1].card, 0xf00000, "moved ok", 8);
+    ernic_rig_fill(p, MSG_LEN, 21);
+    qpci_memwrite(r->d[0].e.pdev, r->d[0].card, 0x200000, p, MSG_LEN);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_WRITE,
+                   ERNIC_RN_CARD_ADDR | 0x200000, MSG_LEN, MR_VA, RKEY, 0,
+                   NULL);
+    ERNIC_RIG_PUMP(r, &w, cut.seen > cut.keep);
     drain(r, &w);
 
     rig_migrate(r);
-    g_assert_cmphex(qpci_io_readl(r->d[1].pci, r->d[1].bar, axib), ==, 0x60);
-    qpci_memread(r->d[1].pci, r->d[1].card, 0xf00000, mark, sizeof(mark));
+    g_assert_cmphex(qpci_io_readl(r->d[1].e.pdev, r->d[1].e.regs, axib), ==,
+                    0x60);
+    qpci_memread(r->d[1].e.pdev, r->d[1].card, 0xf00000, mark, sizeof(mark));
     g_assert_cmpmem(mark, sizeof(mark), "moved ok", 8);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 9));
-    qpci_memread(r->d[1].pci, r->d[1].card, 0x100000, got, MSG_LEN);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 9));
+    qpci_memread(r->d[1].e.pdev, r->d[1].card, 0x100000, got, MSG_LEN);
     g_assert_cmpmem(got, MSG_LEN, p, MSG_LEN);
     mig_devopts = NULL;
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -358,23 +364,23 @@ static void test_reconic(void)
  */
 static void test_read(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree uint8_t *p = NULL;
 
-    connect_pair(r, &default_cfg);
-    p = put_pattern(r, DEV_BASE(1) + MR_OFF, MSG_LEN, 12);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF, MSG_LEN, 12);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
     cut_after_40(r, 1);
-    g_assert_false(all_done(r, 0, QPN_A));
+    g_assert_false(ernic_rig_all_done(r, 0, QPN_A));
 
     rig_migrate(r);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(0) + SRC_OFF, p, MSG_LEN);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 8));
-    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 8));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -383,25 +389,25 @@ static void test_read(void)
  */
 static void test_send(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree uint8_t *p = NULL;
 
-    connect_pair(r, &default_cfg);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 13);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 13);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 9, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
     cut_after_40(r, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
 
     rig_migrate(r);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, MSG_LEN);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + RQDB_OFF), ==, 1);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 1);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 9));
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 9));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -412,31 +418,31 @@ static void test_send(void)
  */
 static void test_read_replay(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], ext[16];
     size_t len;
 
-    connect_pair(r, &default_cfg);
-    reth(ext, MR_VA, RKEY, 0x100000);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_reth(ext, MR_VA, RKEY, 0x100000);
     for (int k = 0; k < 16; k++) {
-        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
-        wire_write(r->d[1].fd, f, len);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
     }
-    read_until_response(r, PSN_A + 16 * 1024 - 1);
+    ernic_rig_read_until_response(r, PSN_A + 16 * 1024 - 1);
     /* All 16 again, unread: the device stops on a full socket. */
     for (int k = 0; k < 16; k++) {
-        len = inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
-        wire_write(r->d[1].fd, f, len);
+        len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + k * 1024, ext, 16, 0);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
     }
     qtest_clock_step(r->qts, 1000000);
 
     rig_migrate(r);
-    len = inject(r, f, 0x0c, QPN_B, PSN_A + 16 * 1024, ext, 16, 0);
-    wire_write(r->d[1].fd, f, len);
-    read_until_response(r, PSN_A + 17 * 1024 - 1);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    len = ernic_rig_inject(r, f, 0x0c, QPN_B, PSN_A + 16 * 1024, ext, 16, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_read_until_response(r, PSN_A + 17 * 1024 - 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -446,31 +452,31 @@ static void test_read_replay(void)
  */
 static void test_fatal_recovery(void)
 {
-    Rig *r = rig_start(NULL);
-    First first = { 0 };
-    static const Reinit ri[NDEV] = {
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigFirst first = { 0 };
+    static const ErnicRigReinit ri[NDEV] = {
         { .sqpsn = 0x000321, .rqpsn = 0x00a000, .ttl = 40 },
         { .sqpsn = 0x00a000, .rqpsn = 0x000321, .ttl = 50 },
     };
 
-    connect_pair(r, &default_cfg);
-    cause_remote_access(r, 0x90);
-    fatal_clear(r, 0, QPN_A, 0, ERNIC_FATAL_NAK_RECEIVED);
-    fatal_clear(r, 1, QPN_B, 0, ERNIC_FATAL_RKEY);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_cause_remote_access(r, 0x90);
+    ernic_rig_fatal_clear(r, 0, QPN_A, 0, ERNIC_FATAL_NAK_RECEIVED);
+    ernic_rig_fatal_clear(r, 1, QPN_B, 0, ERNIC_FATAL_RKEY);
 
     rig_migrate(r);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    ERNIC_STATQP_FATAL);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_QPCONF) &
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_QPCONF) &
                     (ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_UNDER_RECOVERY), ==,
                     ERNIC_QPCONF_UNDER_RECOVERY);
-    fatal_reinit(r, 0, QPN_A, 1, &ri[0]);
-    fatal_reinit(r, 1, QPN_B, 0, &ri[1]);
-    traffic(r, &first, 5);
-    g_assert_cmphex(be32(first.f[0] + F_BTH + 8) & 0xffffff, ==,
+    ernic_rig_fatal_reinit(r, 0, QPN_A, 1, &ri[0]);
+    ernic_rig_fatal_reinit(r, 1, QPN_B, 0, &ri[1]);
+    ernic_rig_traffic(r, &first, 5);
+    g_assert_cmphex(ernic_rig_be32(first.f[0] + F_BTH + 8) & 0xffffff, ==,
                     ri[0].sqpsn);
-    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -542,39 +548,39 @@ static void snap_disk(QTestState *qts)
  */
 static void test_snapshot(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree uint8_t *p = NULL;
 
     snap_disk(r->qts);
-    connect_pair(r, &default_cfg);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 14);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 10, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 14);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 10, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
     cut_after_40(r, 0);
     qtest_qmp_assert_success(r->qts, "{'execute': 'snapshot-save',"
                              " 'arguments': {'job-id': 's1', 'tag': 'mid',"
                              " 'vmstate': 'snap', 'devices': ['snap']}}");
     job_wait(r->qts, "s1");
 
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
     drain(r, NULL);
 
     qtest_qmp_assert_success(r->qts, "{'execute': 'snapshot-load',"
                              " 'arguments': {'job-id': 'l1', 'tag': 'mid',"
                              " 'vmstate': 'snap', 'devices': ['snap']}}");
     job_wait(r->qts, "l1");
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
-    g_assert_cmphex(cqe(r, 0, 0), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, 0);
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + MR_OFF + MSG_LEN - 4),
                     ==, 0);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
-    g_assert_cmphex(cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
-    g_assert_cmphex(cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -650,15 +656,15 @@ static const BadStream bad_streams[] = {
 static void test_bad_stream(gconstpointer data)
 {
     const BadStream *b = data;
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     g_autofree char *path = g_strdup_printf("%s/state", tmpdir);
     g_autofree char *bad = g_strdup_printf("%s/bad", tmpdir);
     g_autofree uint8_t *s = NULL;
     size_t n, at;
 
-    connect_pair(r, &default_cfg);
-    qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD, MARK_LO);
-    qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADDMSB, MARK_HI);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD, MARK_LO);
+    ernic_rig_qwr(r, 1, MARK_QPN, ERNIC_RQWPTRDBADDMSB, MARK_HI);
     mig_save(r, "state");
     rig_release(r);
 
@@ -680,14 +686,15 @@ static void test_bad_stream(gconstpointer data)
 
     /* The unmodified stream loads, so the refusal was the change's. */
     g_assert_true(mig_load(r, "state", NULL));
-    g_assert_cmphex(qrd(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD), ==, MARK_LO);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, MARK_QPN, ERNIC_RQWPTRDBADD), ==,
+                    MARK_LO);
+    ernic_rig_stop(r);
 }
 
 /* A different num-qp on the destination is refused. */
 static void test_num_qp_mismatch(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
 
     mig_save(r, "state");
     rig_release(r);

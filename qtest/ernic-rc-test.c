@@ -26,130 +26,138 @@ static const uint32_t sizes[] = {
 
 static void test_send(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t n = 0;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
         uint32_t len = sizes[s];
         uint64_t buf = DEV_BASE(1) + RQ_OFF + (n % RQ_DEPTH) * 0x100000;
-        uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, n);
+        uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len, n);
 
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x100 + n, ERNIC_OP_SEND,
-             DEV_BASE(0) + SRC_OFF, len, 0, 0, 0, p);
-        PUMP(r, NULL, all_done(r, 0, QPN_A) &&
-             qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == (n + 1) % RQ_DEPTH);
-        assert_mem(r, buf, p, len);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0x100 + n,
+                       ERNIC_OP_SEND, DEV_BASE(0) + SRC_OFF, len, 0, 0, 0, p);
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A) &&
+                       ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) ==
+                       (n + 1) % RQ_DEPTH);
+        ernic_rig_assert_mem(r, buf, p, len);
         /* CQE: WRID, opcode, no error (PG332 Table 2-2). */
-        g_assert_cmphex(cqe(r, 0, n), ==, (ERNIC_OP_SEND << 16) | (0x100 + n));
+        g_assert_cmphex(ernic_rig_cqe(r, 0, n), ==, (ERNIC_OP_SEND << 16) |
+                        (0x100 + n));
         g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(0) + CQDB_OFF), ==,
                         (n + 1) % SQ_DEPTH);
         g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + RQDB_OFF), ==,
                         (n + 1) % RQ_DEPTH);
         /* Software consumes the buffer. */
-        qwr(r, 1, QPN_B, ERNIC_RQCI, (n + 1) % RQ_DEPTH);
+        ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, (n + 1) % RQ_DEPTH);
         g_free(p);
     }
     /* One message each: MSN on the responder, SSN on the requester. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, n);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATSSN), ==, n);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATRESPSN), ==,
-                    qrd(r, 0, QPN_A, ERNIC_SQPSN));
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) &
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, n);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATSSN), ==, n);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATRESPSN), ==,
+                    ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPSN));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
                     (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
                      ERNIC_STATQP_FATAL), ==,
                     ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY);
     /* RQ interrupt bank of QP3 (bank 1 bit 3) and WQE completion. */
-    g_assert_cmphex(rd(r, 1, ERNIC_RQINTSTS1) & (1u << QPN_B), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_RQINTSTS1) & (1u << QPN_B), ==,
                     1u << QPN_B);
-    g_assert_cmphex(rd(r, 0, ERNIC_CQINTSTS1) & (1u << QPN_A), ==,
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_CQINTSTS1) & (1u << QPN_A), ==,
                     1u << QPN_A);
-    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_WQE_COMPLETION, ==,
-                    ERNIC_INT_WQE_COMPLETION);
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_RQ_PKT_RECEIVED, ==,
-                    ERNIC_INT_RQ_PKT_RECEIVED);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_WQE_COMPLETION,
+                    ==, ERNIC_INT_WQE_COMPLETION);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) &
+                    ERNIC_INT_RQ_PKT_RECEIVED, ==, ERNIC_INT_RQ_PKT_RECEIVED);
+    ernic_rig_stop(r);
 }
 
 static void test_write(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t n = 0;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
         uint32_t len = sizes[s];
         uint32_t off = (n * 4096) % 0x80000;
-        uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 77 + n);
+        uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len,
+                                           77 + n);
 
         if (off + len > MR_LEN) {
             off = 0;
         }
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n,
-             n & 1 ? ERNIC_OP_WRITE_IMM : ERNIC_OP_WRITE,
-             DEV_BASE(0) + SRC_OFF, len, MR_VA + off, RKEY, 0xabcd0000 + n,
-             NULL);
-        PUMP(r, NULL, all_done(r, 0, QPN_A));
-        assert_mem(r, DEV_BASE(1) + MR_OFF + off, p, len);
-        g_assert_cmphex(cqe(r, 0, n) & 0xffffff, ==,
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n,
+                       n & 1 ? ERNIC_OP_WRITE_IMM : ERNIC_OP_WRITE,
+                       DEV_BASE(0) + SRC_OFF, len, MR_VA + off, RKEY,
+                       0xabcd0000 + n, NULL);
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+        ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + off, p, len);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, n) & 0xffffff, ==,
                         ((n & 1 ? ERNIC_OP_WRITE_IMM : ERNIC_OP_WRITE) << 16)
                         | n);
         g_free(p);
     }
     /* WRITE consumes no RQ buffer. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    ernic_rig_stop(r);
 }
 
 static void test_read(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint32_t n = 0;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (size_t s = 0; s < ARRAY_SIZE(sizes); s++, n++) {
         uint32_t len = sizes[s];
-        uint8_t *p = put_pattern(r, DEV_BASE(1) + MR_OFF + 64, len, 300 + n);
+        uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF + 64, len,
+                                           300 + n);
 
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n, ERNIC_OP_READ,
-             DEV_BASE(0) + SRC_OFF, len, MR_VA + 64, RKEY, 0, NULL);
-        PUMP(r, NULL, all_done(r, 0, QPN_A));
-        assert_mem(r, DEV_BASE(0) + SRC_OFF, p, len);
-        g_assert_cmphex(cqe(r, 0, n), ==, (ERNIC_OP_READ << 16) | n);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n, ERNIC_OP_READ,
+                       DEV_BASE(0) + SRC_OFF, len, MR_VA + 64, RKEY, 0, NULL);
+        ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+        ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, p, len);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, n), ==, (ERNIC_OP_READ << 16) | n);
         g_free(p);
     }
-    g_assert_cmphex(rd(r, 1, ERNIC_OUTRDRSPPKTCNT), >=, ARRAY_SIZE(sizes));
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_OUTRDRSPPKTCNT), >=,
+                    ARRAY_SIZE(sizes));
+    ernic_rig_stop(r);
 }
 
 /* Both directions at once, many WQEs in flight, mixed opcodes. */
 static void test_bidirectional(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t *pa[8], *pb[8];
     int k;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (k = 0; k < 8; k++) {
-        pa[k] = put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000, 5000 + k,
-                            k);
-        pb[k] = put_pattern(r, DEV_BASE(1) + SRC_OFF + k * 0x10000, 7000 + k,
-                            k + 50);
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_WRITE,
-             DEV_BASE(0) + SRC_OFF + k * 0x10000, 5000 + k,
-             MR_VA + k * 0x10000, RKEY, 0, NULL);
-        post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, k, ERNIC_OP_WRITE,
-             DEV_BASE(1) + SRC_OFF + k * 0x10000, 7000 + k,
-             MR_VA + k * 0x10000, RKEY, 0, NULL);
+        pa[k] = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000,
+                                      5000 + k, k);
+        pb[k] = ernic_rig_put_pattern(r, DEV_BASE(1) + SRC_OFF + k * 0x10000,
+                                      7000 + k, k + 50);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_WRITE,
+                       DEV_BASE(0) + SRC_OFF + k * 0x10000, 5000 + k,
+                       MR_VA + k * 0x10000, RKEY, 0, NULL);
+        ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, k, ERNIC_OP_WRITE,
+                       DEV_BASE(1) + SRC_OFF + k * 0x10000, 7000 + k,
+                       MR_VA + k * 0x10000, RKEY, 0, NULL);
     }
-    PUMP(r, NULL, all_done(r, 0, QPN_A) && all_done(r, 1, QPN_B));
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A) &&
+                   ernic_rig_all_done(r, 1, QPN_B));
     for (k = 0; k < 8; k++) {
-        assert_mem(r, DEV_BASE(1) + MR_OFF + k * 0x10000, pa[k], 5000 + k);
-        assert_mem(r, DEV_BASE(0) + MR_OFF + k * 0x10000, pb[k], 7000 + k);
+        ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + k * 0x10000, pa[k],
+                             5000 + k);
+        ernic_rig_assert_mem(r, DEV_BASE(0) + MR_OFF + k * 0x10000, pb[k],
+                             7000 + k);
         g_free(pa[k]);
         g_free(pb[k]);
     }
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -163,8 +171,8 @@ typedef struct Capture {
     bool drop;
 } Capture;
 
-static Verdict capture_filter(void *opaque, int from, const uint8_t *f,
-                              size_t len)
+static ErnicRigVerdict capture_filter(void *opaque, int from, const uint8_t *f,
+                                      size_t len)
 {
     Capture *c = opaque;
 
@@ -172,26 +180,26 @@ static Verdict capture_filter(void *opaque, int from, const uint8_t *f,
         memcpy(c->f[c->n], f, len);
         c->len[c->n++] = len;
     }
-    return c->drop && from == 0 ? DROP : FWD;
+    return c->drop && from == 0 ? ERNIC_RIG_DROP : ERNIC_RIG_FWD;
 }
 
-static void check_headers(Rig *r, const uint8_t *f, size_t len,
+static void check_headers(ErnicRig *r, const uint8_t *f, size_t len,
                           uint8_t opcode, uint32_t psn, bool ackreq,
                           size_t paylen)
 {
     size_t pad = -paylen & 3;
 
-    g_assert_cmpmem(f, 6, r->d[1].mac, 6);
-    g_assert_cmpmem(f + 6, 6, r->d[0].mac, 6);
+    g_assert_cmpmem(f, 6, r->d[1].e.mac, 6);
+    g_assert_cmpmem(f + 6, 6, r->d[0].e.mac, 6);
     g_assert_cmphex(lduw_be_p(f + 12), ==, 0x0800);
     g_assert_cmphex(f[F_IP], ==, 0x45);
     g_assert_cmphex(lduw_be_p(f + F_IP + 2), ==, len - 14);
     g_assert_cmphex(lduw_be_p(f + F_IP + 6), ==, 0x4000);   /* DF */
     g_assert_cmphex(f[F_IP + 8], ==, TTL);
     g_assert_cmphex(f[F_IP + 9], ==, 17);
-    g_assert_cmphex(ip_csum(f + F_IP, 20), ==, 0);
-    g_assert_cmphex(be32(f + F_IP + 12), ==, r->d[0].ip);
-    g_assert_cmphex(be32(f + F_IP + 16), ==, r->d[1].ip);
+    g_assert_cmphex(qernic_ip_csum(f + F_IP, 20), ==, 0);
+    g_assert_cmphex(ernic_rig_be32(f + F_IP + 12), ==, r->d[0].e.ip);
+    g_assert_cmphex(ernic_rig_be32(f + F_IP + 16), ==, r->d[1].e.ip);
     g_assert_cmphex(lduw_be_p(f + F_UDP), ==, UDP_SPORT);
     g_assert_cmphex(lduw_be_p(f + F_UDP + 2), ==, 4791);
     g_assert_cmphex(lduw_be_p(f + F_UDP + 4), ==, len - F_UDP);
@@ -199,28 +207,28 @@ static void check_headers(Rig *r, const uint8_t *f, size_t len,
     g_assert_cmphex(f[F_BTH], ==, opcode);
     g_assert_cmphex(f[F_BTH + 1], ==, pad << 4);
     g_assert_cmphex(lduw_be_p(f + F_BTH + 2), ==, PKEY);
-    g_assert_cmphex(be32(f + F_BTH + 4), ==, QPN_B);
-    g_assert_cmphex(be32(f + F_BTH + 8), ==,
+    g_assert_cmphex(ernic_rig_be32(f + F_BTH + 4), ==, QPN_B);
+    g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8), ==,
                     (psn & 0xffffff) | (ackreq ? 0x80000000u : 0));
-    g_assert_cmphex(le32(f + len - 4), ==, test_icrc(f, len));
+    g_assert_cmphex(ernic_rig_le32(f + len - 4), ==, qernic_icrc(f, len));
 }
 
 static void test_wire_format(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Capture *c = g_new0(Capture, 1);
-    Wire w = { .filter = capture_filter, .opaque = c };
+    ErnicRigWire w = { .filter = capture_filter, .opaque = c };
     uint8_t inl[16] = "inline-16-bytes";
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 9);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 2500, 9);
     const uint8_t *f;
     uint32_t psn = PSN_A;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
 
     /* SEND of 2500 B at PMTU 1024: FIRST, MIDDLE, LAST; AckReq on LAST. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 2500, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 3);
     check_headers(r, c->f[0], c->len[0], 0x00, psn, false, 1024);
     check_headers(r, c->f[1], c->len[1], 0x01, psn + 1, false, 1024);
@@ -232,126 +240,129 @@ static void test_wire_format(void)
 
     /* SEND of 5 B inline from SDATA (PG332 Table 2-1): pad 3. */
     c->n = 0;
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND, 0, 5, 0, 0, 0,
-         inl);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND, 0, 5, 0,
+                   0, 0, inl);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 1);
     check_headers(r, c->f[0], c->len[0], 0x04, psn++, true, 5);
     g_assert_cmpmem(c->f[0] + F_EXT, 5, inl, 5);
-    g_assert_cmphex(be32(c->f[0] + F_EXT + 5) >> 8, ==, 0);  /* pad */
+    g_assert_cmphex(ernic_rig_be32(c->f[0] + F_EXT + 5) >> 8, ==, 0);  /* pad */
 
     /* WRITE_IMM ONLY: RETH then ImmDt. */
     c->n = 0;
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
-         DEV_BASE(0) + SRC_OFF, 100, MR_VA + 8, RKEY, 0xfeedf00d, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
+                   DEV_BASE(0) + SRC_OFF, 100, MR_VA + 8, RKEY, 0xfeedf00d,
+                   NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 1);
     f = c->f[0];
     check_headers(r, f, c->len[0], 0x0b, psn++, true, 100);
     g_assert_cmphex(ldq_be_p(f + F_EXT), ==, MR_VA + 8);
-    g_assert_cmphex(be32(f + F_EXT + 8), ==, RKEY);
-    g_assert_cmphex(be32(f + F_EXT + 12), ==, 100);
-    g_assert_cmphex(be32(f + F_EXT + 16), ==, 0xfeedf00d);
+    g_assert_cmphex(ernic_rig_be32(f + F_EXT + 8), ==, RKEY);
+    g_assert_cmphex(ernic_rig_be32(f + F_EXT + 12), ==, 100);
+    g_assert_cmphex(ernic_rig_be32(f + F_EXT + 16), ==, 0xfeedf00d);
     g_assert_cmpmem(f + F_EXT + 20, 100, p, 100);
 
     /* READ of 3000 B: one request, three PSNs. */
     c->n = 0;
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 4, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 4, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, 3000, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 1);
     f = c->f[0];
     check_headers(r, f, c->len[0], 0x0c, psn, true, 0);
-    g_assert_cmphex(be32(f + F_EXT + 12), ==, 3000);
+    g_assert_cmphex(ernic_rig_be32(f + F_EXT + 12), ==, 3000);
     psn += 3;
 
     /* SEND_INV ONLY: IETH carries the key. */
     c->n = 0;
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_SEND_INV,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0x1234, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_SEND_INV,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0x1234, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 1);
     check_headers(r, c->f[0], c->len[0], 0x17, psn++, true, 64);
-    g_assert_cmphex(be32(c->f[0] + F_EXT), ==, 0x1234);
+    g_assert_cmphex(ernic_rig_be32(c->f[0] + F_EXT), ==, 0x1234);
 
     /* SQPSN advanced by every PSN used. */
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_SQPSN), ==, psn & 0xffffff);
-    g_assert_cmphex(rd(r, 0, ERNIC_LSTOUTPKT) & 0xffff, ==, 0x17 |
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPSN), ==,
+                    psn & 0xffffff);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_LSTOUTPKT) & 0xffff, ==, 0x17 |
                     (QPN_A << 8));
     g_free(p);
     g_free(c);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* The same over IPv6 (QPCONF[7], IPv6XADD, IPDESADDR1..4). */
 static void test_ipv6(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Capture *c = g_new0(Capture, 1);
-    Wire w = { .filter = capture_filter, .opaque = c };
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 300, 4);
+    ErnicRigWire w = { .filter = capture_filter, .opaque = c };
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 300, 4);
     const uint8_t *f;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     for (int i = 0; i < NDEV; i++) {
         uint32_t q = i ? QPN_B : QPN_A;
 
-        wr(r, i, ERNIC_IPv6XADD4, 0xfd000000);
-        wr(r, i, ERNIC_IPv6XADD1, 0x100 + i);
-        qwr(r, i, q, ERNIC_IPDESADDR4, 0xfd000000);
-        qwr(r, i, q, ERNIC_IPDESADDR1, 0x101 - i);
-        qwr(r, i, q, ERNIC_QPCONF, qrd(r, i, q, ERNIC_QPCONF) |
-            ERNIC_QPCONF_IPV6);
+        ernic_rig_wr(r, i, ERNIC_IPv6XADD4, 0xfd000000);
+        ernic_rig_wr(r, i, ERNIC_IPv6XADD1, 0x100 + i);
+        ernic_rig_qwr(r, i, q, ERNIC_IPDESADDR4, 0xfd000000);
+        ernic_rig_qwr(r, i, q, ERNIC_IPDESADDR1, 0x101 - i);
+        ernic_rig_qwr(r, i, q, ERNIC_QPCONF,
+                      ernic_rig_qrd(r, i, q, ERNIC_QPCONF) | ERNIC_QPCONF_IPV6);
     }
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 300, 0, 0, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 300, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     f = c->f[0];
     g_assert_cmphex(lduw_be_p(f + 12), ==, 0x86dd);
     g_assert_cmphex(f[14] >> 4, ==, 6);
     g_assert_cmphex(lduw_be_p(f + 18), ==, c->len[0] - 54);
     g_assert_cmphex(f[20], ==, 17);
     g_assert_cmphex(f[21], ==, TTL);
-    g_assert_cmphex(be32(f + 22), ==, 0xfd000000);
-    g_assert_cmphex(be32(f + 34), ==, 0x100);
-    g_assert_cmphex(be32(f + 50), ==, 0x101);
+    g_assert_cmphex(ernic_rig_be32(f + 22), ==, 0xfd000000);
+    g_assert_cmphex(ernic_rig_be32(f + 34), ==, 0x100);
+    g_assert_cmphex(ernic_rig_be32(f + 50), ==, 0x101);
     g_assert_cmphex(lduw_be_p(f + 56), ==, 4791);
     g_assert_cmphex(f[62], ==, 0x04);
-    g_assert_cmphex(le32(f + c->len[0] - 4), ==,
-                    test_icrc(f, c->len[0]));
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 300);
+    g_assert_cmphex(ernic_rig_le32(f + c->len[0] - 4), ==,
+                    qernic_icrc(f, c->len[0]));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, p, 300);
     g_free(p);
     g_free(c);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* Two QPs of one device talk without the wire (own MAC). */
 static void test_loopback(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 70000, 5);
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 70000, 5);
     size_t len;
     uint8_t f[FRAME_MAX];
 
-    setup_global(r, 0, 0);
+    ernic_rig_setup_global(r, 0, 0);
     /* QP2 and QP3 of device 0; QP3's queues live at device 0 + 32 MiB. */
-    setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B, &cfg, DEV_BASE(0));
-    setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A, &cfg,
-             DEV_BASE(0) + 0x2000000);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 70000, 0, 0, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, 70000, MR_VA, RKEY, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF + 0x100000, 70000, MR_VA, RKEY, 0, NULL);
-    PUMP(r, NULL, all_done(r, 0, QPN_A));
-    assert_mem(r, DEV_BASE(0) + 0x2000000 + RQ_OFF, p, 70000);
-    assert_mem(r, DEV_BASE(0) + MR_OFF, p, 70000);
-    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x100000, p, 70000);
-    g_assert_false(wire_read(r->d[0].fd, f, &len));
+    ernic_rig_setup_qp(r, 0, QPN_A, 0, QPN_B, PSN_A, PSN_B, &cfg, DEV_BASE(0));
+    ernic_rig_setup_qp(r, 0, QPN_B, 0, QPN_A, PSN_B, PSN_A, &cfg,
+                       DEV_BASE(0) + 0x2000000);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 70000, 0, 0, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 70000, MR_VA, RKEY, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF + 0x100000, 70000, MR_VA, RKEY, 0,
+                   NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(0) + 0x2000000 + RQ_OFF, p, 70000);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + MR_OFF, p, 70000);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x100000, p, 70000);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -364,8 +375,8 @@ typedef struct Chaos {
 } Chaos;
 
 /* 10% loss, 5% duplication, 5% reordering, in both directions. */
-static Verdict chaos_filter(void *opaque, int from, const uint8_t *f,
-                            size_t len)
+static ErnicRigVerdict chaos_filter(void *opaque, int from, const uint8_t *f,
+                                    size_t len)
 {
     Chaos *c = opaque;
     uint32_t x;
@@ -374,17 +385,17 @@ static Verdict chaos_filter(void *opaque, int from, const uint8_t *f,
     x = (c->rng >> 16) % 100;
     if (x < 10) {
         c->dropped++;
-        return DROP;
+        return ERNIC_RIG_DROP;
     }
     if (x < 15) {
         c->duped++;
-        return DUP;
+        return ERNIC_RIG_DUP;
     }
     if (x < 20) {
         c->held++;
-        return HOLD;
+        return ERNIC_RIG_HOLD;
     }
-    return FWD;
+    return ERNIC_RIG_FWD;
 }
 
 /*
@@ -404,59 +415,64 @@ static uint32_t lossy_seed(void)
 
 static void test_lossy(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     Chaos ch = { .rng = lossy_seed() };
-    Wire w = { .filter = chaos_filter, .opaque = &ch, .step_ns = 100000 };
+    ErnicRigWire w = { .filter = chaos_filter, .opaque = &ch, .step_ns =
+        100000 };
     uint8_t *p[12], *big, *rdp;
     int k, nsend = 12;
 
     cfg.timeout = 10;           /* 4.2 ms */
     cfg.rq_depth = 16;
     cfg.rqbuf = 0x10000;
-    connect_pair(r, &cfg);
+    ernic_rig_connect_pair(r, &cfg);
     for (k = 0; k < nsend; k++) {
-        p[k] = put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000,
-                           1000 + k * 997, k + 1);
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
-             DEV_BASE(0) + SRC_OFF + k * 0x10000, 1000 + k * 997, 0, 0, 0,
-             NULL);
+        p[k] = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + k * 0x10000,
+                                     1000 + k * 997, k + 1);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k, ERNIC_OP_SEND,
+                       DEV_BASE(0) + SRC_OFF + k * 0x10000, 1000 + k * 997, 0,
+                       0, 0, NULL);
     }
-    big = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144, 99);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 100, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0, NULL);
-    rdp = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 200000, 7);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 101, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF + 0xc0000, 200000, MR_VA + 0x100000, RKEY, 0,
-         NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    big = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144,
+                                99);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 100, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0,
+                   NULL);
+    rdp = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 200000, 7);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 101, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF + 0xc0000, 200000, MR_VA + 0x100000,
+                   RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
 
     g_assert_cmpuint(ch.dropped, >, 10);
     g_assert_cmpuint(ch.duped, >, 5);
     g_assert_cmpuint(ch.held, >, 5);
     /* First the completions: data is only owed for a WQE that succeeded. */
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
     for (k = 0; k < nsend; k++) {
-        g_assert_cmphex(cqe(r, 0, k), ==, (ERNIC_OP_SEND << 16) | k);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k), ==, (ERNIC_OP_SEND << 16) | k);
     }
-    g_assert_cmphex(cqe(r, 0, nsend), ==, (ERNIC_OP_WRITE << 16) | 100);
-    g_assert_cmphex(cqe(r, 0, nsend + 1), ==, (ERNIC_OP_READ << 16) | 101);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, nsend), ==, (ERNIC_OP_WRITE << 16) |
+                    100);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, nsend + 1), ==, (ERNIC_OP_READ << 16) |
+                    101);
     /* Every SEND once, in order, intact. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, nsend);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, nsend + 2);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, nsend);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, nsend + 2);
     for (k = 0; k < nsend; k++) {
-        assert_mem(r, DEV_BASE(1) + RQ_OFF + k * 0x10000, p[k],
-                   1000 + k * 997);
+        ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF + k * 0x10000, p[k],
+                             1000 + k * 997);
         g_free(p[k]);
     }
-    assert_mem(r, DEV_BASE(1) + MR_OFF, big, 262144);
-    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0xc0000, rdp, 200000);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, big, 262144);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF + 0xc0000, rdp, 200000);
     /* Recovery was by retransmission, and it is visible. */
-    g_assert_cmpuint(rd(r, 0, ERNIC_RETRYCNTSTS), >, 0);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), >, 0);
     g_free(big);
     g_free(rdp);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -474,44 +490,45 @@ typedef struct IcrcCheck {
     unsigned frames, bad;
 } IcrcCheck;
 
-static Verdict icrc_filter(void *opaque, int from, const uint8_t *f,
-                           size_t len)
+static ErnicRigVerdict icrc_filter(void *opaque, int from, const uint8_t *f,
+                                   size_t len)
 {
     IcrcCheck *c = opaque;
 
     c->frames++;
-    c->bad += le32(f + len - 4) != test_icrc(f, len);
-    return FWD;
+    c->bad += ernic_rig_le32(f + len - 4) != qernic_icrc(f, len);
+    return ERNIC_RIG_FWD;
 }
 
 static void test_icrc_lengths(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     IcrcCheck ic = { 0 };
-    Wire w = { .filter = icrc_filter, .opaque = &ic };
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 2100, 17);
+    ErnicRigWire w = { .filter = icrc_filter, .opaque = &ic };
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 2100, 17);
     uint32_t n = 0, len;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     /* 7 is prime to 64: every remainder, within 0 .. 2 KiB + 50. */
     for (len = 0; len <= 2100; len += 7, n++) {
-        post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n, ERNIC_OP_WRITE,
-             DEV_BASE(0) + SRC_OFF, len, MR_VA + len, RKEY, 0, NULL);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, n, ERNIC_OP_WRITE,
+                       DEV_BASE(0) + SRC_OFF, len, MR_VA + len, RKEY, 0, NULL);
         if (n % 16 == 15) {
-            PUMP(r, &w, all_done(r, 0, QPN_A));
+            ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
         }
     }
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     for (uint32_t k = 0; k < n; k++) {
-        g_assert_cmphex(cqe(r, 0, k) >> 24, ==, 0);     /* no ERRFLAG */
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k) >> 24, ==,
+                        0);     /* no ERRFLAG */
     }
-    assert_mem(r, DEV_BASE(1) + MR_OFF + 2100, p, 2100);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + 2100, p, 2100);
     g_assert_cmpuint(ic.frames, >, n);
     g_assert_cmpuint(ic.bad, ==, 0);
     /* Nothing dropped for a bad ICRC: no retry was needed. */
-    g_assert_cmpuint(rd(r, 0, ERNIC_RETRYCNTSTS), ==, 0);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), ==, 0);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -536,11 +553,11 @@ typedef struct Window {
     int32_t peak[WINDOW_LOSSES + 1];    /* most packets beyond acked */
 } Window;
 
-static Verdict window_filter(void *opaque, int from, const uint8_t *f,
-                             size_t len)
+static ErnicRigVerdict window_filter(void *opaque, int from, const uint8_t *f,
+                                     size_t len)
 {
     Window *w = opaque;
-    uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
+    uint32_t psn = ernic_rig_be32(f + F_BTH + 8) & 0xffffff;
     int32_t out = psn_diff(psn + 1, w->acked);
 
     if (from == 1) {
@@ -548,7 +565,7 @@ static Verdict window_filter(void *opaque, int from, const uint8_t *f,
         bool nak = f[F_BTH] == 0x11 && (f[F_BTH + 12] & 0x60);
 
         w->acked = nak ? psn : psn + 1;
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     if (psn != w->next) {
         /* Sent before: a retry, after the loss of the newest packet. */
@@ -556,7 +573,7 @@ static Verdict window_filter(void *opaque, int from, const uint8_t *f,
     }
     w->peak[w->phase] = MAX(w->peak[w->phase], out);
     if (psn != w->next) {
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     w->next = (psn + 1) & 0xffffff;
     /*
@@ -567,26 +584,27 @@ static Verdict window_filter(void *opaque, int from, const uint8_t *f,
     if (++w->fresh >= 250 * (w->lost + 1) && w->phase == w->lost &&
         w->lost < WINDOW_LOSSES) {
         w->lost++;
-        return DROP;
+        return ERNIC_RIG_DROP;
     }
-    return FWD;
+    return ERNIC_RIG_FWD;
 }
 
 static void test_window(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Window win = { .acked = PSN_A, .next = PSN_A };
-    Wire w = { .filter = window_filter, .opaque = &win };
+    ErnicRigWire w = { .filter = window_filter, .opaque = &win };
     uint8_t *p;
 
-    connect_pair(r, &default_cfg);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MR_LEN / 2, 41);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MR_LEN / 2, 41);
     /* 1024 packets of 1 KiB: far more than the first window. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, MR_LEN / 2, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0) & 0xffffff, ==, ERNIC_OP_WRITE << 16);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MR_LEN / 2);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, MR_LEN / 2, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0) & 0xffffff, ==, ERNIC_OP_WRITE <<
+                    16);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MR_LEN / 2);
     g_test_message("window peaks: %d, after losses %d %d %d", win.peak[0],
                    win.peak[1], win.peak[2], win.peak[3]);
     g_assert_cmpuint(win.phase, ==, WINDOW_LOSSES);
@@ -602,7 +620,7 @@ static void test_window(void)
         g_assert_cmpint(win.peak[k], <=, (512 >> k) + 8);
     }
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -624,51 +642,52 @@ typedef struct Resend {
     bool lose_answers;          /* the link loses the ACKs that move nothing */
 } Resend;
 
-static Verdict resend_filter(void *opaque, int from, const uint8_t *f,
-                             size_t len)
+static ErnicRigVerdict resend_filter(void *opaque, int from, const uint8_t *f,
+                                     size_t len)
 {
     Resend *s = opaque;
-    uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
+    uint32_t psn = ernic_rig_be32(f + F_BTH + 8) & 0xffffff;
 
     if (from == 1) {
         if (f[F_BTH] == 0x11 && !(f[F_BTH + 12] & 0x60)) {
             if (((psn + 1) & 0xffffff) == s->acked) {
                 if (s->lose_answers) {
-                    return DROP;
+                    return ERNIC_RIG_DROP;
                 }
                 s->answers++;
             }
             s->acked = (psn + 1) & 0xffffff;
         }
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     if (psn_diff(psn, s->acked) < 0) {
         s->resent++;
         s->peak = MAX(s->peak, s->resent - s->answers);
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     if (psn != s->next) {
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     s->next = (psn + 1) & 0xffffff;
     /* Lose the 1000th packet of the 1024: most are acknowledged by then. */
-    return ++s->fresh == 1000 ? DROP : FWD;
+    return ++s->fresh == 1000 ? ERNIC_RIG_DROP : ERNIC_RIG_FWD;
 }
 
 /* A 1 MiB WRITE whose 1000th packet is lost, through @s. */
-static void resend_write(Rig *r, Resend *s)
+static void resend_write(ErnicRig *r, Resend *s)
 {
-    Wire w = { .filter = resend_filter, .opaque = s };
+    ErnicRigWire w = { .filter = resend_filter, .opaque = s };
     uint8_t *p;
 
     s->acked = s->next = PSN_A;
-    connect_pair(r, &default_cfg);
-    p = put_pattern(r, DEV_BASE(0) + SRC_OFF, MR_LEN / 2, 43);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF, MR_LEN / 2, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
-    g_assert_cmphex(cqe(r, 0, 0), ==, ERNIC_OP_WRITE << 16);   /* no error */
-    assert_mem(r, DEV_BASE(1) + MR_OFF, p, MR_LEN / 2);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MR_LEN / 2, 43);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, MR_LEN / 2, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_WRITE <<
+                    16);   /* no error */
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MR_LEN / 2);
     g_test_message("resent %d, answered %d, at most %d unanswered",
                    s->resent, s->answers, s->peak);
     g_free(p);
@@ -676,7 +695,7 @@ static void resend_write(Rig *r, Resend *s)
 
 static void test_resend_window(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Resend s = { 0 };
 
     resend_write(r, &s);
@@ -688,7 +707,7 @@ static void test_resend_window(void)
      */
     g_assert_cmpint(s.peak, >, 0);
     g_assert_cmpint(s.peak, <=, 256 + 8);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -699,17 +718,17 @@ static void test_resend_window(void)
  */
 static void test_resend_unanswered(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Resend s = { .lose_answers = true };
 
     resend_write(r, &s);
     g_assert_cmpint(s.resent, >=, 488);
     g_assert_cmpint(s.answers, ==, 0);
     /* One retry, for the NAK of the lost packet; the periods are none. */
-    g_assert_cmphex(rd(r, 0, ERNIC_RETRYCNTSTS), ==, 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL,
-                    ==, 0);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -733,57 +752,57 @@ typedef struct ReadProgress {
     unsigned lost;
 } ReadProgress;
 
-static Verdict read_progress_filter(void *opaque, int from,
-                                    const uint8_t *f, size_t len)
+static ErnicRigVerdict read_progress_filter(void *opaque, int from,
+                                            const uint8_t *f, size_t len)
 {
     ReadProgress *p = opaque;
     uint8_t op = f[F_BTH];
-    uint32_t psn = be32(f + F_BTH + 8) & 0xffffff;
+    uint32_t psn = ernic_rig_be32(f + F_BTH + 8) & 0xffffff;
 
     /* READ responses (First, Middle, Last) the requester would take. */
     if (from != 1 || op < 0x0d || op > 0x0f || psn != p->expect ||
         p->lost == RP_LOSSES) {
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     /* Lose the 4th, then after the ACK one after every ten taken. */
     if ((!p->lost && psn == PSN_A + 3) || (p->acked && p->since >= 10)) {
         p->lost++;
         p->since = 0;
-        return DROP;
+        return ERNIC_RIG_DROP;
     }
     p->expect++;
     p->since++;
-    return FWD;
+    return ERNIC_RIG_FWD;
 }
 
 static void test_read_progress(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     ReadProgress rp = { .expect = PSN_A };
-    Wire w = { .filter = read_progress_filter, .opaque = &rp };
+    ErnicRigWire w = { .filter = read_progress_filter, .opaque = &rp };
     uint8_t *rdp, f[FRAME_MAX], aeth[4];
     size_t len;
 
-    connect_pair(r, &default_cfg);
-    rdp = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000,
-                      RP_READ_PKTS * 1024, 6);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF, RP_READ_PKTS * 1024, MR_VA + 0x100000,
-         RKEY, 0, NULL);
-    PUMP(r, &w, rp.lost == 1);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    rdp = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000,
+                                RP_READ_PKTS * 1024, 6);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, RP_READ_PKTS * 1024, MR_VA + 0x100000,
+                   RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, rp.lost == 1);
     /* An ACK of the READ's last PSN, with its 3rd response still owed. */
     stl_be_p(aeth, 0x1f000001);
-    len = respond(r, f, 0x11, PSN_A + RP_READ_PKTS - 1, aeth, 4, 0);
-    wire_write(r->d[0].fd, f, len);
+    len = ernic_rig_respond(r, f, 0x11, PSN_A + RP_READ_PKTS - 1, aeth, 4, 0);
+    ernic_rig_wire_write(r->d[0].fd, f, len);
     rp.acked = true;
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpuint(rp.lost, ==, RP_LOSSES);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    g_assert_cmphex(cqe(r, 0, 0), ==, (ERNIC_OP_READ << 16) | 2);
-    assert_mem(r, DEV_BASE(0) + SRC_OFF, rdp, RP_READ_PKTS * 1024);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, (ERNIC_OP_READ << 16) | 2);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, rdp, RP_READ_PKTS * 1024);
     g_free(rdp);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -799,154 +818,164 @@ typedef struct ReadTimer {
     size_t held_len[2];
 } ReadTimer;
 
-static Verdict read_timer_filter(void *opaque, int from, const uint8_t *f,
-                                 size_t len)
+static ErnicRigVerdict read_timer_filter(void *opaque, int from,
+                                         const uint8_t *f, size_t len)
 {
     ReadTimer *t = opaque;
     int n;
 
     if (from == 0) {
-        return t->reqs++ ? DROP : FWD;
+        return t->reqs++ ? ERNIC_RIG_DROP : ERNIC_RIG_FWD;
     }
     n = t->resp++;
     if (n >= 2 && n < 4) {
         memcpy(t->held[n - 2], f, len);
         t->held_len[n - 2] = len;
     }
-    return n < 2 ? FWD : DROP;
+    return n < 2 ? ERNIC_RIG_FWD : ERNIC_RIG_DROP;
 }
 
 static void test_read_timer(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     ReadTimer t = { 0 };
-    Wire w = { .filter = read_timer_filter, .opaque = &t };
+    ErnicRigWire w = { .filter = read_timer_filter, .opaque = &t };
     const int64_t period = 4096LL << 12;
     int64_t last;
 
     cfg.timeout = 12;           /* 16.8 ms */
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF, 8 * 1024, MR_VA, RKEY, 0, NULL);
-    PUMP(r, &w, t.resp == 8);
-    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATRESPSN) == PSN_A + 2);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, 8 * 1024, MR_VA, RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, t.resp == 8);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATRESPSN) ==
+                   PSN_A + 2);
     qtest_clock_step(r->qts, period / 2);
     for (int i = 0; i < 2; i++) {
-        wire_write(r->d[0].fd, t.held[i], t.held_len[i]);
+        ernic_rig_wire_write(r->d[0].fd, t.held[i], t.held_len[i]);
     }
-    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATRESPSN) == PSN_A + 4);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATRESPSN) ==
+                   PSN_A + 4);
     last = qtest_clock_step(r->qts, 1);
     qtest_clock_step(r->qts, period - 1000);
     for (int i = 0; i < 20; i++) {
-        pump_once(r, &w);
+        ernic_rig_pump_once(r, &w);
     }
     g_assert_cmpint(t.reqs, ==, 1);
     qtest_clock_set(r->qts, last + period + period / 16 + 1000);
-    PUMP(r, &w, t.reqs == 2);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    0);
-    rig_stop(r);
+    ERNIC_RIG_PUMP(r, &w, t.reqs == 2);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
 }
 
 static void test_retry_exhausted(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     Capture *c = g_new0(Capture, 1);
-    Wire w = { .filter = capture_filter, .opaque = c, .step_ns = 1000 };
+    ErnicRigWire w = { .filter = capture_filter, .opaque = c, .step_ns = 1000 };
     int k;
 
     c->drop = true;
     cfg.timeout = 12;           /* 4.096 us << 12 = 16.8 ms */
     cfg.retry = 2;
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
-    PUMP(r, &w, c->n == 1);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 7, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, c->n == 1);
     /* Nothing happens before the timeout... */
     for (k = 0; k < 16; k++) {
         qtest_clock_step(r->qts, 1000000);
-        pump_once(r, &w);
+        ernic_rig_pump_once(r, &w);
     }
     g_assert_cmpint(c->n, ==, 1);
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
     /* ...then two retries, each a copy of the original... */
     qtest_clock_step(r->qts, 1000000);
-    PUMP(r, &w, c->n == 2);
+    ERNIC_RIG_PUMP(r, &w, c->n == 2);
     g_assert_cmpmem(c->f[1], c->len[1], c->f[0], c->len[0]);
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) >> 24) & 7, ==, 1);
+    g_assert_cmphex((ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) >> 24) & 7, ==,
+                    1);
     qtest_clock_step(r->qts, 17000000);
-    PUMP(r, &w, c->n == 3);
+    ERNIC_RIG_PUMP(r, &w, c->n == 3);
     /* ...and when the count is spent, FATAL (code 0x06, PG332 Table 2-4). */
     qtest_clock_step(r->qts, 17000000);
-    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
     g_assert_cmpint(c->n, ==, 3);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
-    g_assert_cmphex(rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
-    g_assert_cmphex(rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_IPKTERRQWPTR), ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_INTSTS) & ERNIC_INT_FATAL, ==,
                     ERNIC_INT_FATAL);
-    g_assert_cmphex(cqe(r, 0, 0), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 7);
-    g_assert_cmphex(rd(r, 0, ERNIC_RETRYCNTSTS), ==, 2);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, (1u << 24) |
+                    (ERNIC_OP_SEND << 16) | 7);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), ==, 2);
     /* A FATAL QP sends nothing more; new WQEs complete in error. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 8, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmpint(c->n, ==, 3);
-    g_assert_cmphex(cqe(r, 0, 1), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 8);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, (1u << 24) |
+                    (ERNIC_OP_SEND << 16) | 8);
     g_free(c);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /* RQ full: RNR NAK; the requester waits the RNR time and sends again. */
 static void test_rnr(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
-    Wire w = { .step_ns = 1000 };
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 1);
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    ErnicRigWire w = { .step_ns = 1000 };
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 1);
 
     cfg.rq_depth = 2;           /* holds one buffer */
     cfg.rnr_timer = 14;         /* 1.28 ms */
     cfg.rnr_retry = 2;
     cfg.rqbuf = 4096;
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
     /*
      * B answers the second SEND with an RNR NAK once it has it; the relay
      * may hand B the two SENDs in two turns, and then the ACK reaches A
      * before the RNR NAK is generated: wait for A to have the NAK too.
      */
-    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_CQHEAD) == 1 &&
-         (rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16) == 1 &&
-         (qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_NAK_SYND_MASK));
-    g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) & 0xff, ==, QPN_B);
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_RNR_NAK_GENERATED, ==,
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD) == 1 &&
+                   (ernic_rig_rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16) == 1 &&
+                   (ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_NAK_SYND_MASK));
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_OUTRNRPKTSTS) & 0xff, ==, QPN_B);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) &
+                    ERNIC_INT_RNR_NAK_GENERATED, ==,
                     ERNIC_INT_RNR_NAK_GENERATED);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATQP) & ERNIC_STATQP_RQ_OVFL, ==,
-                    ERNIC_STATQP_RQ_OVFL);
-    g_assert_cmphex((qrd(r, 0, QPN_A, ERNIC_STATQP) >> 16) & 0x7f, ==,
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_RQ_OVFL, ==, ERNIC_STATQP_RQ_OVFL);
+    g_assert_cmphex((ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) >> 16) & 0x7f, ==,
                     0x20 | 14);
     /* Software frees the buffer; after the RNR time the SEND lands. */
-    qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    g_assert_cmphex(cqe(r, 0, 1), ==, (ERNIC_OP_SEND << 16) | 2);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, (ERNIC_OP_SEND << 16) | 2);
 
     /* Never freed again: two RNR retries, then FATAL code 0x09. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
-    PUMP(r, &w, qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL);
-    g_assert_cmphex(rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, ==, 4);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_OUTRNRPKTSTS) >> 16, ==, 4);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_RNR_COUNTER);
-    g_assert_cmphex(cqe(r, 0, 2), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 3);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 2), ==, (1u << 24) |
+                    (ERNIC_OP_SEND << 16) | 3);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -966,113 +995,120 @@ typedef struct LateRnr {
     bool injected;
 } LateRnr;
 
-static Verdict late_rnr_filter(void *opaque, int from, const uint8_t *f,
-                               size_t len)
+static ErnicRigVerdict late_rnr_filter(void *opaque, int from, const uint8_t *f,
+                                       size_t len)
 {
     LateRnr *s = opaque;
     uint8_t op = f[F_BTH];
 
     if (from == 1 && op >= 0x0d && op <= 0x10) {
-        return DROP;            /* every READ response is lost */
+        return ERNIC_RIG_DROP;            /* every READ response is lost */
     }
     if (from == 1 && op == 0x11 && (f[F_BTH + 12] & 0x60) == 0x20 &&
         !s->rnr_len) {
         memcpy(s->rnr, f, len);
         s->rnr_len = len;
-        return DROP;
+        return ERNIC_RIG_DROP;
     }
     if (from == 0 && op == 0x0c && ++s->reads == 2 && s->rnr_len) {
         /* The READ asked again: the window has been halved. */
-        wire_write(s->fd0, s->rnr, s->rnr_len);
+        ernic_rig_wire_write(s->fd0, s->rnr, s->rnr_len);
         s->injected = true;
     }
-    return FWD;
+    return ERNIC_RIG_FWD;
 }
 
 static void test_late_rnr(void)
 {
-    Rig *r = rig_start(NULL);
-    QpCfg cfg = default_cfg;
+    ErnicRig *r = ernic_rig_start(NULL);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     LateRnr s = { .fd0 = r->d[0].fd };
-    Wire w = { .filter = late_rnr_filter, .opaque = &s, .step_ns = 100000 };
-    uint8_t *p = put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 5);
+    ErnicRigWire w = { .filter = late_rnr_filter, .opaque = &s, .step_ns =
+        100000 };
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 5);
 
     cfg.rq_depth = 2;           /* holds one buffer, never given back */
     cfg.rqbuf = 4096;
     cfg.timeout = 10;           /* 4.2 ms */
     cfg.rnr_retry = 2;
-    connect_pair(r, &cfg);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ernic_rig_connect_pair(r, &cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
     /* 40 PSNs: within the first window of 64, beyond a halved one. */
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF + 0x100000, 40 * 1024, MR_VA, RKEY, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF + 0x100000, 40 * 1024, MR_VA, RKEY, 0,
+                   NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_true(s.injected);
     /* The READ's retries ran out: FATAL 0x06, not an idle QP. */
-    g_assert_cmphex(qrd(r, 0, QPN_A, ERNIC_STATQP) & ERNIC_STATQP_FATAL, ==,
-                    ERNIC_STATQP_FATAL);
-    g_assert_cmphex(fatal_entry(r, 0, 0), ==,
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
-    g_assert_cmphex(cqe(r, 0, 0), ==, (ERNIC_OP_SEND << 16) | 1);
-    g_assert_cmphex(cqe(r, 0, 1), ==, (1u << 24) | (ERNIC_OP_READ << 16) | 2);
-    g_assert_cmphex(cqe(r, 0, 2), ==, (1u << 24) | (ERNIC_OP_SEND << 16) | 3);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, (ERNIC_OP_SEND << 16) | 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, (1u << 24) |
+                    (ERNIC_OP_READ << 16) | 2);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 2), ==, (1u << 24) |
+                    (ERNIC_OP_SEND << 16) | 3);
     g_free(p);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
  * Injected frames: PG332 Table 2-3 checks, each with its reaction.
  */
 
-static size_t inject_req(Rig *r, uint8_t *f, uint8_t opcode, uint32_t psn,
+static size_t inject_req(ErnicRig *r, uint8_t *f, uint8_t opcode, uint32_t psn,
                          const uint8_t *ext, size_t ext_len, size_t paylen)
 {
     uint8_t pay[4096];
 
-    fill(pay, paylen, psn);
-    return build_frame(f, &r->d[0], &r->d[1], opcode, QPN_B, psn, true, ext,
-                       ext_len, pay, paylen);
+    ernic_rig_fill(pay, paylen, psn);
+    return ernic_rig_frame(f, &r->d[0], &r->d[1], opcode, QPN_B, psn, true, ext,
+                           ext_len, pay, paylen);
 }
 
 /* Send @f to device 1 and check that it is dropped with @synd. */
-static void expect_drop(Rig *r, uint8_t *f, size_t len, uint32_t synd)
+static void expect_drop(ErnicRig *r, uint8_t *f, size_t len, uint32_t synd)
 {
-    uint32_t wptr = rd(r, 1, ERNIC_ERRBUFWPTR);
-    uint32_t drops = rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16;
+    uint32_t wptr = ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR);
+    uint32_t drops = ernic_rig_rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16;
     uint8_t ans[FRAME_MAX];
     size_t alen;
 
-    wire_write(r->d[1].fd, f, len);
-    for (int k = 0; k < 1000 && rd(r, 1, ERNIC_ERRBUFWPTR) == wptr; k++) {
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    for (int k = 0; k < 1000 && ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR) ==
+         wptr; k++) {
         qtest_clock_step(r->qts, 100);
     }
-    g_assert_cmphex(rd(r, 1, ERNIC_ERRBUFWPTR), ==, wptr + 1);
-    g_assert_cmphex(rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16, ==, drops + 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR), ==, wptr + 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INALLDRPPKTCNT) >> 16, ==,
+                    drops + 1);
     /* Error buffer entry: syndrome, then the frame (PG332 p.16). */
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + ERRBUF_OFF +
                                 (wptr % 16) * 256) & synd, ==, synd);
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + ERRBUF_OFF +
-                                (wptr % 16) * 256 + 4), ==, le32(f));
-    g_assert_false(wire_read(r->d[1].fd, ans, &alen));
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_PKT_VALIDATION_ERR, ==,
+                                (wptr % 16) * 256 + 4), ==, ernic_rig_le32(f));
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, ans, &alen));
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) &
+                    ERNIC_INT_PKT_VALIDATION_ERR, ==,
                     ERNIC_INT_PKT_VALIDATION_ERR);
 }
 
 static void reicrc(uint8_t *f, size_t len)
 {
-    stl_le_p(f + len - 4, test_icrc(f, len));
+    stl_le_p(f + len - 4, qernic_icrc(f, len));
 }
 
 static void test_validation_drops(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
     size_t len;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
 #define FRESH() (len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 32))
     FRESH();
     f[len - 1] ^= 1;
@@ -1083,7 +1119,7 @@ static void test_validation_drops(void)
     FRESH();
     f[F_IP + 19] ^= 1;
     stw_be_p(f + F_IP + 10, 0);
-    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    stw_be_p(f + F_IP + 10, qernic_ip_csum(f + F_IP, 20));
     reicrc(f, len);
     expect_drop(r, f, len, ERNIC_SYND_DST_IP);                  /* bit 8 */
     FRESH();
@@ -1092,7 +1128,7 @@ static void test_validation_drops(void)
     FRESH();
     stw_be_p(f + F_IP + 6, 0);
     stw_be_p(f + F_IP + 10, 0);
-    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    stw_be_p(f + F_IP + 10, qernic_ip_csum(f + F_IP, 20));
     reicrc(f, len);
     expect_drop(r, f, len, ERNIC_SYND_IPV4_FLAGS);              /* bit 5 */
     FRESH();
@@ -1116,64 +1152,64 @@ static void test_validation_drops(void)
     FRESH();
     f[F_IP + 15] ^= 2;
     stw_be_p(f + F_IP + 10, 0);
-    stw_be_p(f + F_IP + 10, ip_csum(f + F_IP, 20));
+    stw_be_p(f + F_IP + 10, qernic_ip_csum(f + F_IP, 20));
     reicrc(f, len);
     expect_drop(r, f, len, ERNIC_SYND_SRC_IP);                  /* bit 27 */
 #undef FRESH
     /* Nothing reached the RQ, the PSN did not move. */
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_LSTRQREQ) & 0xffffff, ==,
                     (PSN_A - 1) & 0xffffff);
     /* And a good one still goes through. */
     len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 32);
-    len = exchange(r, f, len, f);
+    len = ernic_rig_exchange(r, f, len, f);
     g_assert_cmphex(f[F_BTH], ==, 0x11);
-    g_assert_cmphex(be32(f + F_EXT) >> 24, ==, 0x1f);     /* ACK */
-    g_assert_cmphex(be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A);
-    g_assert_cmphex(le32(f + len - 4), ==, test_icrc(f, len));
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_be32(f + F_EXT) >> 24, ==, 0x1f);     /* ACK */
+    g_assert_cmphex(ernic_rig_be32(f + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(ernic_rig_le32(f + len - 4), ==, qernic_icrc(f, len));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /* PSN sequence error: one NAK; duplicates are re-ACKed, not re-executed. */
 static void test_validation_sequence(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX], a[FRAME_MAX], reth[16];
     size_t len, alen;
 
-    connect_pair(r, &default_cfg);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
     len = inject_req(r, f, 0x04, PSN_A + 2, NULL, 0, 8);
-    alen = exchange(r, f, len, a);
+    alen = ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x11);
     g_assert_cmphex(a[F_EXT], ==, 0x60);                      /* NAK seq */
-    g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
-    g_assert_cmphex(le32(a + alen - 4), ==, test_icrc(a, alen));
+    g_assert_cmphex(ernic_rig_be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A);
+    g_assert_cmphex(ernic_rig_le32(a + alen - 4), ==, qernic_icrc(a, alen));
     /* A second out-of-sequence packet gets no second NAK (Table 2-3). */
-    wire_write(r->d[1].fd, f, len);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
     qtest_clock_step(r->qts, 100000);
-    g_assert_false(wire_read(r->d[1].fd, a, &alen));
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, a, &alen));
 
     len = inject_req(r, f, 0x04, PSN_A, NULL, 0, 8);
-    exchange(r, f, len, a);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_exchange(r, f, len, a);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
     /* The same PSN again: a duplicate, ACKed, not delivered twice. */
-    exchange(r, f, len, a);
+    ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_EXT], ==, 0x1f);
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    g_assert_cmphex(rd(r, 1, ERNIC_ININVDUPCNT) >> 16, ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ININVDUPCNT) >> 16, ==, 1);
 
     /* A duplicate READ is executed again: same response twice. */
-    put_pattern(r, DEV_BASE(1) + MR_OFF, 100, 3);
+    ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF, 100, 3);
     stq_be_p(reth, MR_VA);
     stl_be_p(reth + 8, RKEY);
     stl_be_p(reth + 12, 100);
     len = inject_req(r, f, 0x0c, PSN_A + 1, reth, 16, 0);
-    alen = exchange(r, f, len, a);
+    alen = ernic_rig_exchange(r, f, len, a);
     g_assert_cmphex(a[F_BTH], ==, 0x10);                      /* RESP ONLY */
-    len = exchange(r, f, len, f);
+    len = ernic_rig_exchange(r, f, len, f);
     g_assert_cmpmem(f, len, a, alen);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1186,16 +1222,16 @@ static void test_validation_sequence(void)
  */
 static void test_response_order(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[2 * FRAME_MAX + 8], a[FRAME_MAX], ext[16];
     static const uint8_t want[] = { 0x0d, 0x0e, 0x0e, 0x0f, 0x11 };
     size_t len, len2, alen;
     uint32_t be;
 
-    connect_pair(r, &default_cfg);
-    put_pattern(r, DEV_BASE(1) + MR_OFF, 4096, 5);
-    len = inject_req(r, f + 4, 0x0c, PSN_A, reth(ext, MR_VA, RKEY, 4096),
-                     16, 0);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF, 4096, 5);
+    len = inject_req(r, f + 4, 0x0c, PSN_A,
+                     ernic_rig_reth(ext, MR_VA, RKEY, 4096), 16, 0);
     be = cpu_to_be32(len);
     memcpy(f, &be, 4);
     len2 = inject_req(r, f + 8 + len, 0x04, PSN_A + 4, NULL, 0, 8);
@@ -1204,62 +1240,66 @@ static void test_response_order(void)
     g_assert_cmpint(send(r->d[1].fd, f, len + len2 + 8, 0), ==,
                     len + len2 + 8);
     for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
-        alen = wire_wait(r, 1, a);
+        alen = ernic_rig_wire_wait(r, 1, a);
         g_assert_cmpuint(alen, >, F_BTH + 12);
         g_assert_cmphex(a[F_BTH], ==, want[k]);
-        g_assert_cmphex(be32(a + F_BTH + 8) & 0xffffff, ==, PSN_A + k);
+        g_assert_cmphex(ernic_rig_be32(a + F_BTH + 8) & 0xffffff, ==,
+                        PSN_A + k);
     }
-    g_assert_cmphex(qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
-    rig_stop(r);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_stop(r);
 }
 
 /*
  * QP1: whole MAD frames out, MADs with their headers in.
  */
 
-static void setup_gsi(Rig *r, int i)
+static void setup_gsi(ErnicRig *r, int i)
 {
     uint64_t b = DEV_BASE(i);
 
-    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_SQBA, b + GSI_SQ_OFF);
-    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_CQBA, b + GSI_CQ_OFF);
-    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_RQBA, b + GSI_RQ_OFF);
-    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QDEPTH, (64 << 16) | 16);
-    wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
-       ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
-       (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
+    ernic_rig_wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_SQBA, b + GSI_SQ_OFF);
+    ernic_rig_wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_CQBA, b + GSI_CQ_OFF);
+    ernic_rig_wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_RQBA, b + GSI_RQ_OFF);
+    ernic_rig_wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QDEPTH, (64 << 16) | 16);
+    ernic_rig_wr(r, i, ERNIC_QP_OFFSET(1) + ERNIC_QPCONF, ERNIC_QPCONF_QP_EN |
+                 ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN |
+                 (2 << ERNIC_QPCONF_RQBUFSZ_SHIFT));
 }
 
 static void test_gsi_mad(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     Capture *c = g_new0(Capture, 1);
-    Wire w = { .filter = capture_filter, .opaque = c };
+    ErnicRigWire w = { .filter = capture_filter, .opaque = c };
     uint8_t deth[8], mad[256], f[FRAME_MAX], buf[512];
     uint8_t wqe[ERNIC_WQE_SIZE] = { 0 };
     size_t len;
 
-    setup_global(r, 0, 0);
-    setup_global(r, 1, 0);
+    ernic_rig_setup_global(r, 0, 0);
+    ernic_rig_setup_global(r, 1, 0);
     setup_gsi(r, 0);
     setup_gsi(r, 1);
     stl_be_p(deth, 0x80010000);
     stl_be_p(deth + 4, 1);
-    fill(mad, sizeof(mad), 42);
+    ernic_rig_fill(mad, sizeof(mad), 42);
     /* Software builds the frame; its ICRC bytes are the device's job. */
-    len = build_frame(f, &r->d[0], &r->d[1], 0x64, 1, 0x77, false, deth, 8,
-                      mad, sizeof(mad));
+    len = ernic_rig_frame(f, &r->d[0], &r->d[1], 0x64, 1, 0x77, false, deth, 8,
+                          mad, sizeof(mad));
     qtest_memwrite(r->qts, DEV_BASE(0) + SRC_OFF, f, len - 4);
     stq_le_p(&wqe[ERNIC_WQE_LADDR], DEV_BASE(0) + SRC_OFF);
     stl_le_p(&wqe[ERNIC_WQE_LENGTH], len - 4);
     wqe[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
     qtest_memwrite(r->qts, DEV_BASE(0) + GSI_SQ_OFF, wqe, sizeof(wqe));
-    wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
-    PUMP(r, &w, rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) == 1);
+    ernic_rig_wr(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_SQPI, 1);
+    ERNIC_RIG_PUMP(r, &w,
+                   ernic_rig_rd(r, 1, ERNIC_QP_OFFSET(1) + ERNIC_STATRQPIDB) ==
+                   1);
     g_assert_cmpint(c->n, ==, 1);
     g_assert_cmpmem(c->f[0], c->len[0], f, len);      /* ICRC appended */
-    g_assert_cmphex(rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==, 1);
-    g_assert_cmphex(rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_QP_OFFSET(1) + ERNIC_CQHEAD), ==,
+                    1);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_OUTAMPKTCNT) >> 16, ==, 1);
     /* RQ buffer: 20 zero bytes, IPv4 header, UDP, BTH, DETH, MAD. */
     qtest_memread(r->qts, DEV_BASE(1) + GSI_RQ_OFF, buf, 40 + 8 + 12 + 8 +
                   256);
@@ -1268,37 +1308,37 @@ static void test_gsi_mad(void)
     }
     g_assert_cmpmem(buf + 20, 20 + 8 + 12 + 8 + 256, f + F_IP,
                     20 + 8 + 12 + 8 + 256);
-    g_assert_cmphex(rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED, ==,
-                    ERNIC_INT_MAD_RECEIVED);
-    g_assert_cmphex(rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) & ERNIC_INT_MAD_RECEIVED,
+                    ==, ERNIC_INT_MAD_RECEIVED);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INAMPKTCNT) >> 16, ==, 1);
     g_free(c);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
  * Ethernet path: non-RoCE frames through BAR4 rings.
  */
 
-static void ewr(Rig *r, int i, uint32_t off, uint32_t v)
+static void ewr(ErnicRig *r, int i, uint32_t off, uint32_t v)
 {
-    qpci_io_writel(r->d[i].pci, r->d[i].eth, off, v);
+    qpci_io_writel(r->d[i].e.pdev, r->d[i].e.eth, off, v);
 }
 
-static uint32_t erd(Rig *r, int i, uint32_t off)
+static uint32_t erd(ErnicRig *r, int i, uint32_t off)
 {
-    return qpci_io_readl(r->d[i].pci, r->d[i].eth, off);
+    return qpci_io_readl(r->d[i].e.pdev, r->d[i].e.eth, off);
 }
 
 static void test_eth_path(void)
 {
-    Rig *r = rig_start(NULL);
+    ErnicRig *r = ernic_rig_start(NULL);
     uint64_t b = DEV_BASE(0);
     uint8_t arp[60], f[FRAME_MAX], desc[16] = { 0 };
     size_t len;
     int k;
 
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_ID), ==, ERNIC_ETH_ID_VALUE);
-    setup_global(r, 0, 0);
+    ernic_rig_setup_global(r, 0, 0);
     ewr(r, 0, ERNIC_ETH_TXBA, b + ETH_TX_OFF);
     ewr(r, 0, ERNIC_ETH_TXSZ, 8);
     ewr(r, 0, ERNIC_ETH_RXBA, b + ETH_RX_OFF);
@@ -1307,16 +1347,16 @@ static void test_eth_path(void)
     ewr(r, 0, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
 
     /* Transmit: a broadcast ARP request goes out as is. */
-    fill(arp, sizeof(arp), 8);
+    ernic_rig_fill(arp, sizeof(arp), 8);
     memset(arp, 0xff, 6);
-    memcpy(arp + 6, r->d[0].mac, 6);
+    memcpy(arp + 6, r->d[0].e.mac, 6);
     stw_be_p(arp + 12, 0x0806);
     qtest_memwrite(r->qts, b + ETH_BUF_OFF, arp, sizeof(arp));
     stq_le_p(desc, b + ETH_BUF_OFF);
     stw_le_p(desc + 8, sizeof(arp));
     qtest_memwrite(r->qts, b + ETH_TX_OFF, desc, 16);
     ewr(r, 0, ERNIC_ETH_TXPI, 1);
-    for (k = 0; k < 1000 && !wire_read(r->d[0].fd, f, &len); k++) {
+    for (k = 0; k < 1000 && !ernic_rig_wire_read(r->d[0].fd, f, &len); k++) {
         qtest_clock_step(r->qts, 1000);
     }
     g_assert_cmpmem(f, len, arp, sizeof(arp));
@@ -1326,8 +1366,8 @@ static void test_eth_path(void)
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_INTSTS), ==, ERNIC_ETH_INT_TX);
 
     /* Receive: no buffer posted, dropped and counted... */
-    memcpy(arp, r->d[0].mac, 6);
-    wire_write(r->d[0].fd, arp, sizeof(arp));
+    memcpy(arp, r->d[0].e.mac, 6);
+    ernic_rig_wire_write(r->d[0].fd, arp, sizeof(arp));
     for (k = 0; k < 1000 && !erd(r, 0, ERNIC_ETH_RXDROPCNT); k++) {
         qtest_clock_step(r->qts, 1000);
     }
@@ -1339,7 +1379,7 @@ static void test_eth_path(void)
         qtest_memwrite(r->qts, b + ETH_RX_OFF + 16 * k, desc, 16);
     }
     ewr(r, 0, ERNIC_ETH_RXPI, 2);
-    wire_write(r->d[0].fd, arp, sizeof(arp));
+    ernic_rig_wire_write(r->d[0].fd, arp, sizeof(arp));
     for (k = 0; k < 1000 && erd(r, 0, ERNIC_ETH_RXCI) != 1; k++) {
         qtest_clock_step(r->qts, 1000);
     }
@@ -1347,16 +1387,16 @@ static void test_eth_path(void)
     g_assert_cmphex(qtest_readw(r->qts, b + ETH_RX_OFF + 8), ==, sizeof(arp));
     g_assert_cmphex(qtest_readw(r->qts, b + ETH_RX_OFF + 10), ==,
                     ERNIC_ETH_DESC_DONE);
-    assert_mem(r, b + ETH_BUF_OFF + 0x1000, arp, sizeof(arp));
+    ernic_rig_assert_mem(r, b + ETH_BUF_OFF + 0x1000, arp, sizeof(arp));
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_INTSTS), ==,
                     ERNIC_ETH_INT_TX | ERNIC_ETH_INT_RX);
     /* A frame for another MAC is not ours. */
     arp[0] ^= 2;
-    wire_write(r->d[0].fd, arp, sizeof(arp));
+    ernic_rig_wire_write(r->d[0].fd, arp, sizeof(arp));
     qtest_clock_step(r->qts, 100000);
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXPKTCNT), ==, 1);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 /*
@@ -1365,9 +1405,9 @@ static void test_eth_path(void)
  */
 static void run_two_procs(const char *nd0, const char *nd1)
 {
-    Rig *r = rig_start_procs(nd0, nd1);
-    QpCfg cfg = default_cfg;
-    Wire w = { .step_ns = 100000 };
+    ErnicRig *r = ernic_rig_start_procs(nd0, nd1);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    ErnicRigWire w = { .step_ns = 100000 };
     uint8_t *s, *wr_, *rd_;
 
     /*
@@ -1378,29 +1418,31 @@ static void run_two_procs(const char *nd0, const char *nd1)
      * -netdev dgram, docs/engine.md choice 12).
      */
     cfg.timeout = 13;
-    connect_pair(r, &cfg);
-    s = put_pattern(r, DEV_BASE(0) + SRC_OFF, 65536, 1);
-    wr_ = put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144, 2);
-    rd_ = put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 100000, 3);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
-         DEV_BASE(0) + SRC_OFF, 65536, 0, 0, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
-         DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0, NULL);
-    post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
-         DEV_BASE(0) + SRC_OFF + 0x80000, 100000, MR_VA + 0x100000, RKEY, 0,
-         NULL);
-    PUMP(r, &w, all_done(r, 0, QPN_A));
+    ernic_rig_connect_pair(r, &cfg);
+    s = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 65536, 1);
+    wr_ = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + 0x100000, 262144, 2);
+    rd_ = ernic_rig_put_pattern(r, DEV_BASE(1) + MR_OFF + 0x100000, 100000, 3);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 65536, 0, 0, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF + 0x100000, 262144, MR_VA, RKEY, 0,
+                   NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF + 0x80000, 100000, MR_VA + 0x100000,
+                   RKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
     /* First the completions: data is only owed for a WQE that succeeded. */
     for (int k = 0; k < 3; k++) {
-        g_assert_cmphex(cqe(r, 0, k) >> 24, ==, 0);     /* no ERRFLAG */
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k) >> 24, ==,
+                        0);     /* no ERRFLAG */
     }
-    assert_mem(r, DEV_BASE(1) + RQ_OFF, s, 65536);
-    assert_mem(r, DEV_BASE(1) + MR_OFF, wr_, 262144);
-    assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x80000, rd_, 100000);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, s, 65536);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, wr_, 262144);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x80000, rd_, 100000);
     g_free(s);
     g_free(wr_);
     g_free(rd_);
-    rig_stop(r);
+    ernic_rig_stop(r);
 }
 
 static int free_port(int type)
@@ -1451,7 +1493,7 @@ static void test_netdev_dgram(void)
 static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
                       const char *host_cmd)
 {
-    Rig *r = g_new0(Rig, 1);
+    ErnicRig *r = g_new0(ErnicRig, 1);
     uint64_t b = DEV_BASE(0);
     uint8_t arp[42] = { 0 }, desc[16] = { 0 }, reply[64];
     int k;
@@ -1459,7 +1501,7 @@ static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
     r->qts = qtest_initf(RIG_MACHINE " -netdev %s,id=n0 "
                          "-device ernic,addr=04.0,netdev=n0,"
                          "mac=52:54:00:e3:32:00", netdev);
-    rig_attach(r, 0, r->qts, qpci_new_pc(r->qts, NULL));
+    ernic_rig_attach(r, 0, r->qts, qpci_new_pc(r->qts, NULL));
     r->d[0].fd = -1;
     r->d[1].fd = -1;
     if (host_cmd) {
@@ -1476,14 +1518,14 @@ static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
     ewr(r, 0, ERNIC_ETH_CTRL, ERNIC_ETH_CTRL_TX_EN | ERNIC_ETH_CTRL_RX_EN);
 
     memset(arp, 0xff, 6);
-    memcpy(arp + 6, r->d[0].mac, 6);
+    memcpy(arp + 6, r->d[0].e.mac, 6);
     stw_be_p(arp + 12, 0x0806);
     stw_be_p(arp + 14, 1);
     stw_be_p(arp + 16, 0x0800);
     arp[18] = 6;
     arp[19] = 4;
     stw_be_p(arp + 20, 1);                                  /* who-has */
-    memcpy(arp + 22, r->d[0].mac, 6);
+    memcpy(arp + 22, r->d[0].e.mac, 6);
     stl_be_p(arp + 28, me);
     stl_be_p(arp + 38, target);
     qtest_memwrite(r->qts, b + ETH_BUF_OFF, arp, sizeof(arp));
@@ -1497,11 +1539,11 @@ static void arp_probe(const char *netdev, uint32_t me, uint32_t target,
     }
     g_assert_cmphex(erd(r, 0, ERNIC_ETH_RXCI), ==, 1);
     qtest_memread(r->qts, b + ETH_BUF_OFF + 0x1000, reply, sizeof(reply));
-    g_assert_cmpmem(reply, 6, r->d[0].mac, 6);
+    g_assert_cmpmem(reply, 6, r->d[0].e.mac, 6);
     g_assert_cmphex(lduw_be_p(reply + 12), ==, 0x0806);
     g_assert_cmphex(lduw_be_p(reply + 20), ==, 2);          /* is-at */
-    g_assert_cmphex(be32(reply + 28), ==, target);
-    g_free(r->d[0].pci);
+    g_assert_cmphex(ernic_rig_be32(reply + 28), ==, target);
+    g_free(r->d[0].e.pdev);
     qpci_free_pc(r->d[0].bus);
     qtest_quit(r->qts);
     g_free(r);

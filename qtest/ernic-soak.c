@@ -58,8 +58,8 @@ typedef struct Side {
 } Side;
 
 typedef struct Soak {
-    Rig *r;
-    Wire w;
+    ErnicRig *r;
+    ErnicRigWire w;
     uint64_t st;
     unsigned rate;
     Side s[NDEV];
@@ -89,14 +89,17 @@ static uint64_t rnd(Soak *k)
  * ICRC, the IP checksum or a length no longer matches; a truncated frame
  * loses 1 byte up to all but its Ethernet header.
  */
-static Verdict relay(void *opaque, int from, const uint8_t *f, size_t len)
+static ErnicRigVerdict relay(void *opaque, int from, const uint8_t *f,
+                             size_t len)
 {
     Soak *k = opaque;
     unsigned r = rnd(k) % 10000, p = k->rate * 100;
-    static const Verdict order[5] = { DROP, DUP, HOLD, FLIP, TRUNC };
+    static const ErnicRigVerdict order[5] = { ERNIC_RIG_DROP, ERNIC_RIG_DUP,
+                                            ERNIC_RIG_HOLD, ERNIC_RIG_FLIP,
+                                            ERNIC_RIG_TRUNC };
 
     if (r >= 5 * p || len <= 15) {
-        return FWD;
+        return ERNIC_RIG_FWD;
     }
     k->faults[r / p]++;
     k->w.flip = (14 + rnd(k) % (len - 14)) * 8 + rnd(k) % 8;
@@ -161,16 +164,17 @@ static void post_one(Soak *k, int i)
     m->seed = rnd(k);
     m->slot = slot;
     if (m->op == ERNIC_OP_READ) {
-        data = put_pattern(k->r, mr_addr(1 - i, slot), m->len, m->seed);
+        data = ernic_rig_put_pattern(k->r, mr_addr(1 - i, slot), m->len,
+                                     m->seed);
     } else {
-        data = put_pattern(k->r, src_addr(i, slot), m->len, m->seed);
+        data = ernic_rig_put_pattern(k->r, src_addr(i, slot), m->len, m->seed);
     }
     if (m->op == ERNIC_OP_SEND) {
         s->sends_posted++;
     }
-    post(k->r, i, qpn_of(i), DEV_BASE(i) + SQ_OFF, s->posted & 0xffff,
-         m->op, src_addr(i, slot), m->len, MR_VA + (uint64_t)slot * SLOT_SIZE,
-         RKEY, 0, data);
+    ernic_rig_post(k->r, i, qpn_of(i), DEV_BASE(i) + SQ_OFF, s->posted & 0xffff,
+                   m->op, src_addr(i, slot), m->len, MR_VA + (uint64_t)slot *
+                   SLOT_SIZE, RKEY, 0, data);
     s->posted++;
 }
 
@@ -198,7 +202,7 @@ static void verify(Soak *k, int i, Msg *m)
     Side *s = &k->s[i];
     uint64_t at;
 
-    fill(want, m->len, m->seed);
+    ernic_rig_fill(want, m->len, m->seed);
     if (m->op == ERNIC_OP_WRITE) {
         at = mr_addr(1 - i, m->slot);
     } else if (m->op == ERNIC_OP_READ) {
@@ -212,8 +216,8 @@ static void verify(Soak *k, int i, Msg *m)
         if (k->ext_rx) {
             check_meta(k, 1 - i, pos, m->len);
         }
-        check(k, qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_STATRQPIDB) !=
-              qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_RQCI),
+        check(k, ernic_rig_qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_STATRQPIDB) !=
+              ernic_rig_qrd(k->r, 1 - i, qpn_of(1 - i), ERNIC_RQCI),
               "dev%d: SEND completed but dev%d's RQ is empty", i, 1 - i);
     }
     qtest_memread(k->r->qts, at, got, m->len);
@@ -222,8 +226,8 @@ static void verify(Soak *k, int i, Msg *m)
           "WRITE" : "READ", m->len);
     if (m->op == ERNIC_OP_SEND) {
         /* Give the buffer back, as a driver does after copying it out. */
-        qwr(k->r, 1 - i, qpn_of(1 - i), ERNIC_RQCI,
-            s->sends_seen % SOAK_RQ_DEPTH);
+        ernic_rig_qwr(k->r, 1 - i, qpn_of(1 - i), ERNIC_RQCI,
+                      s->sends_seen % SOAK_RQ_DEPTH);
     }
     k->msgs[m->op == ERNIC_OP_SEND ? 0 : m->op == ERNIC_OP_WRITE ? 1 : 2]++;
     k->bytes += m->len;
@@ -233,7 +237,7 @@ static void verify(Soak *k, int i, Msg *m)
 static void reap(Soak *k, int i)
 {
     Side *s = &k->s[i];
-    uint32_t head = qrd(k->r, i, qpn_of(i), ERNIC_CQHEAD);
+    uint32_t head = ernic_rig_qrd(k->r, i, qpn_of(i), ERNIC_CQHEAD);
     /* At most SLOTS (< SQ_DEPTH) outstanding: the distance is the count. */
     uint32_t n = (head - s->done) % SQ_DEPTH;
 
@@ -241,7 +245,7 @@ static void reap(Soak *k, int i)
           "outstanding WQEs", i, n, s->posted - s->done);
     for (; n && s->done < s->posted; n--) {
         Msg *m = &s->q[s->done % SQ_DEPTH];
-        uint32_t c = cqe(k->r, i, s->done);
+        uint32_t c = ernic_rig_cqe(k->r, i, s->done);
 
         check(k, c == (((uint32_t)m->op << ERNIC_CQE_OPCODE_SHIFT) |
                        (s->done & 0xffff)),
@@ -264,21 +268,21 @@ static void setup_ext_mr(Soak *k, int i)
     for (uint32_t p = 0; p < PBL_PAGES; p++) {
         qtest_writeq(k->r->qts, pbl + p * 8, DEV_BASE(i) + MR_OFF + p * 4096);
     }
-    wr(k->r, i, ERNIC_MRIDX, MR_INDEX);
-    wr(k->r, i, ERNIC_MRKEY,
-       MR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
-    wr(k->r, i, ERNIC_MRPD, PD_NUM);
-    wr(k->r, i, ERNIC_MRACC, ERNIC_MRACC_REMOTE_READ |
-       ERNIC_MRACC_REMOTE_WRITE | 12 << ERNIC_MRACC_SHIFT_SHIFT);
-    wr(k->r, i, ERNIC_MRIOVALO, (uint32_t)MR_VA);
-    wr(k->r, i, ERNIC_MRIOVAHI, MR_VA >> 32);
-    wr(k->r, i, ERNIC_MRLENLO, MR_LEN);
-    wr(k->r, i, ERNIC_MRLENHI, 0);
-    wr(k->r, i, ERNIC_MRPBLLO, (uint32_t)pbl);
-    wr(k->r, i, ERNIC_MRPBLHI, pbl >> 32);
-    wr(k->r, i, ERNIC_MRNPAGES, PBL_PAGES);
-    wr(k->r, i, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
-    g_assert_cmpuint(rd(k->r, i, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
+    ernic_rig_wr(k->r, i, ERNIC_MRIDX, MR_INDEX);
+    ernic_rig_wr(k->r, i, ERNIC_MRKEY,
+                 MR_KEY | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_wr(k->r, i, ERNIC_MRPD, PD_NUM);
+    ernic_rig_wr(k->r, i, ERNIC_MRACC, ERNIC_MRACC_REMOTE_READ |
+                 ERNIC_MRACC_REMOTE_WRITE | 12 << ERNIC_MRACC_SHIFT_SHIFT);
+    ernic_rig_wr(k->r, i, ERNIC_MRIOVALO, (uint32_t)MR_VA);
+    ernic_rig_wr(k->r, i, ERNIC_MRIOVAHI, MR_VA >> 32);
+    ernic_rig_wr(k->r, i, ERNIC_MRLENLO, MR_LEN);
+    ernic_rig_wr(k->r, i, ERNIC_MRLENHI, 0);
+    ernic_rig_wr(k->r, i, ERNIC_MRPBLLO, (uint32_t)pbl);
+    ernic_rig_wr(k->r, i, ERNIC_MRPBLHI, pbl >> 32);
+    ernic_rig_wr(k->r, i, ERNIC_MRNPAGES, PBL_PAGES);
+    ernic_rig_wr(k->r, i, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+    g_assert_cmpuint(ernic_rig_rd(k->r, i, ERNIC_MRSTS), ==, ERNIC_MRSTS_OK);
 }
 
 /*
@@ -289,10 +293,10 @@ static void setup_ext_rx(Soak *k, int i)
 {
     uint32_t x = ERNIC_EXT_QP_OFFSET(qpn_of(i));
 
-    wr(k->r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
-    wr(k->r, i, x + ERNIC_RXMETABAMSB, 0);
-    wr(k->r, i, x + ERNIC_EXTQPCONF,
-       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    ernic_rig_wr(k->r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
+    ernic_rig_wr(k->r, i, x + ERNIC_RXMETABAMSB, 0);
+    ernic_rig_wr(k->r, i, x + ERNIC_EXTQPCONF,
+                 ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
     for (uint32_t p = 0; p < SOAK_RQ_DEPTH; p++) {
         uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
 
@@ -306,12 +310,12 @@ static void setup_ext_rx(Soak *k, int i)
 
 static void setup(Soak *k)
 {
-    QpCfg cfg = default_cfg;
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
 
     for (int i = 0; i < NDEV; i++) {
-        wr(k->r, i, ERNIC_EXTCTRL,
-           (k->ext_mr ? ERNIC_EXT_F_MR : 0) |
-           (k->ext_rx ? ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0));
+        ernic_rig_wr(k->r, i, ERNIC_EXTCTRL,
+                     (k->ext_mr ? ERNIC_EXT_F_MR : 0) |
+                     (k->ext_rx ? ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0));
         if (k->ext_mr) {
             setup_ext_mr(k, i);
         }
@@ -323,13 +327,14 @@ static void setup(Soak *k)
     cfg.rqbuf = SOAK_RQ_BUF;
     cfg.rq_depth = SOAK_RQ_DEPTH;
     cfg.timeout = 10;                   /* 4.2 ms */
-    connect_pair(k->r, &cfg);
+    ernic_rig_connect_pair(k->r, &cfg);
     for (int i = 0; i < NDEV; i++) {
         /*
          * Retries never end the QP here: the soak measures whether the
          * transport recovers, however long the faults keep it waiting.
          */
-        wr(k->r, i, ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
+        ernic_rig_wr(k->r, i, ERNIC_XRNICADCONF,
+                     ERNIC_XRNICADCONF_RETRY_FATAL_DIS);
     }
 }
 
@@ -413,7 +418,7 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
     k.st = seed;
-    k.r = rig_start(NULL);
+    k.r = ernic_rig_start(NULL);
     k.w.filter = relay;
     k.w.opaque = &k;
     k.w.step_ns = 100000;
@@ -432,7 +437,7 @@ int main(int argc, char **argv)
             }
         }
         for (int n = 0; n < 8; n++) {
-            pump_once(k.r, &k.w);
+            ernic_rig_pump_once(k.r, &k.w);
         }
         reap(&k, 0);
         reap(&k, 1);
@@ -450,26 +455,28 @@ int main(int argc, char **argv)
     for (int i = 0; i < NDEV && k.failed; i++) {
         /* What stopped the QPs: their status queue entries. */
         printf("dev%d: IPKTERRQWPTR %u, entry 0 0x%08x, STATQP 0x%08x\n", i,
-               rd(k.r, i, ERNIC_IPKTERRQWPTR), fatal_entry(k.r, i, 0),
-               qrd(k.r, i, qpn_of(i), ERNIC_STATQP));
+               ernic_rig_rd(k.r, i, ERNIC_IPKTERRQWPTR),
+               ernic_rig_fatal_entry(k.r, i, 0),
+               ernic_rig_qrd(k.r, i, qpn_of(i), ERNIC_STATQP));
     }
     /* Every QP idle, none FATAL. */
-    PUMP(k.r, &k.w, (qrd(k.r, 0, QPN_A, ERNIC_STATQP) &
-                     ERNIC_STATQP_OSQ_EMPTY) &&
-                    (qrd(k.r, 1, QPN_B, ERNIC_STATQP) &
-                     ERNIC_STATQP_OSQ_EMPTY));
+    ERNIC_RIG_PUMP(k.r, &k.w, (ernic_rig_qrd(k.r, 0, QPN_A, ERNIC_STATQP) &
+                               ERNIC_STATQP_OSQ_EMPTY) &&
+                   (ernic_rig_qrd(k.r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_OSQ_EMPTY));
     for (int i = 0; i < NDEV; i++) {
-        uint32_t st = qrd(k.r, i, qpn_of(i), ERNIC_STATQP);
+        uint32_t st = ernic_rig_qrd(k.r, i, qpn_of(i), ERNIC_STATQP);
 
         check(&k, (st & (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY |
                          ERNIC_STATQP_FATAL)) ==
               (ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY),
               "dev%d: STATQP 0x%08x at the end (want idle, not FATAL)", i,
               st);
-        check(&k, qrd(k.r, i, qpn_of(i), ERNIC_CQHEAD) ==
+        check(&k, ernic_rig_qrd(k.r, i, qpn_of(i), ERNIC_CQHEAD) ==
               k.s[i].posted % SQ_DEPTH, "dev%d: CQHEAD after the end", i);
     }
-    retries = rd(k.r, 0, ERNIC_RETRYCNTSTS) + rd(k.r, 1, ERNIC_RETRYCNTSTS);
+    retries = ernic_rig_rd(k.r, 0, ERNIC_RETRYCNTSTS) +
+              ernic_rig_rd(k.r, 1, ERNIC_RETRYCNTSTS);
     printf("soak: seed %" PRIu64 " rate %u%%: %" PRIu64 " messages (%" PRIu64
            " SEND, %" PRIu64 " WRITE, %" PRIu64 " READ), %" PRIu64
            " bytes checked, %u frames, retransmissions %u, %.1f s\n", seed,
@@ -486,7 +493,7 @@ int main(int argc, char **argv)
     }
     printf("soak: %u lost, %u failed checks\n",
            (unsigned)(messages - k.s[0].done - k.s[1].done), k.failed);
-    rig_stop(k.r);
+    ernic_rig_stop(k.r);
     printf("%u passed, %u failed\n", k.checks - k.failed, k.failed);
     return k.failed ? 1 : 0;
 }

@@ -53,7 +53,7 @@ for t in ernic-test.c ernic-rc-test.c ernic-fatal-test.c \
          ernic-migrate-test.c ernic-fault-test.c ernic-qos-test.c \
          ernic-boards-test.c \
          ernic-fuzz.c ernic-soak.c \
-         ernic-rig.h libqos/ernic.c libqos/ernic.h; do
+         ernic-rig.h ernic-rig.c libqos/ernic.c libqos/ernic.h; do
     link "$ERNIC_ROOT/qtest/$t" "$src/tests/qtest/$t"
 done
 link "$ERNIC_ROOT/bench/ernic-bench.c" "$src/tests/qtest/ernic-bench.c"
@@ -69,6 +69,32 @@ if ! grep -qxF "$qtest_line" "$src/tests/qtest/meson.build"; then
     sed -i "/^qtests_x86_64 += \['ernic-test'/d" "$src/tests/qtest/meson.build"
     add_line "$src/tests/qtest/meson.build" "$qtest_line" \
         '^qtests_x86_64 = qtests_i386'
+fi
+
+# The test rig (qtest/ernic-rig.c), compiled once and linked into each
+# program that uses it, as libqos is; the block is replaced whole so that
+# a tree overlaid by an older version of this script gets this one.
+rig_block="# ernic: test rig (overlay-qemu.sh)
+ernic_rig = declare_dependency(objects: static_library('ernic-rig',
+    files('ernic-rig.c') + genh,
+    build_by_default: false).extract_all_objects(recursive: false))
+foreach t : ['ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test',
+             'ernic-ext-test', 'ernic-immdt-test', 'ernic-migrate-test',
+             'ernic-fault-test', 'ernic-boards-test', 'ernic-fuzz',
+             'ernic-soak', 'ernic-bench']
+  qtests += {t: [ernic_rig]}
+endforeach
+# ernic: end of the test rig"
+mb=$src/tests/qtest/meson.build
+if [ "$(sed -n '/^# ernic: test rig/,/^# ernic: end of the test rig/p' \
+        "$mb")" != "$rig_block" ]; then
+    sed -i '/^# ernic: test rig/,/^# ernic: end of the test rig/d' "$mb"
+    grep -qE '^qtest_executables = \{\}' "$mb" ||
+        die "$mb: no line 'qtest_executables = {}'"
+    awk -v block="$rig_block" \
+        '!done && /^qtest_executables = \{\}/ { print block; print ""; done = 1 }
+         { print }' "$mb" >"$mb.tmp"
+    mv "$mb.tmp" "$mb"
 fi
 
 # The libqos driver (qtest/libqos/ernic.c, on the qos graph as igb's) and
