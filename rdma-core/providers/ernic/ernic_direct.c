@@ -274,8 +274,9 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	uint8_t *w = q->sq + (size_t)slot * ERNIC_XWQE_SIZE;
 	struct ernic_dswqe *s = &q->swqe[slot];
 	uint32_t len = ernic_sge_total(wr->sg_list, wr->num_sge);
-	uint8_t op, wc_op;
+	uint8_t op = 0, wc_op = 0;
 
+	/* ernic_dq_check() accepted @wr, so its opcode maps. */
 	ernic_dq_opcode(wr, &op, &wc_op);
 	memset(w, 0, ERNIC_XWQE_SIZE);
 	put_le16(w + ERNIC_WQE_WRID, slot);
