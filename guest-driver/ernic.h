@@ -13,11 +13,11 @@
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/ernic-abi.h>
 #include <asm/unaligned.h>
 
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
-#include "hw/rdma/ernic_abi.h"
 
 #define ERNIC_DRV_NAME		"ernic"
 
@@ -76,7 +76,7 @@ struct ernic_eth_ring {
  * per-slot buffer of the driver's, which the WQE names by an SGE.
  */
 #define ERNIC_MAX_INLINE	256
-/* ERNIC_SEND_WHOLE_CHAIN (ernic_abi.h) is the first driver bit. */
+/* ERNIC_SEND_WHOLE_CHAIN (ernic-abi.h) is the first driver bit. */
 static_assert(ERNIC_SEND_WHOLE_CHAIN == IB_SEND_RESERVED_START);
 
 struct ernic_umap;

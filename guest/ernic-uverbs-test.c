@@ -257,7 +257,7 @@ static int umaps(struct umap *m, int max)
 
 /*
  * The first QP of a fresh pair (the lowest mmap offsets: each region of
- * hw/rdma/ernic_abi.h in turn, SQ first, doorbell page last), when the
+ * rdma/ernic-abi.h in turn, SQ first, doorbell page last), when the
  * provider made it a direct QP.
  */
 static int direct_regions(struct umap *r)

@@ -100,6 +100,23 @@ grep -qxF 'add_subdirectory(providers/ernic)' "$src/CMakeLists.txt" ||
         "$src/CMakeLists.txt"
 grep -qxF 'add_subdirectory(providers/ernic)' "$src/CMakeLists.txt" ||
     die "rdma-core $ver: no add_subdirectory(providers/efa) to put ernic beside"
+# The uverbs ABI header (include/uapi/rdma/ernic-abi.h) where rdma-core
+# keeps the kernel's, named in kernel-headers/CMakeLists.txt's two lists
+# beside erdma's: published as <rdma/ernic-abi.h>, and turned by
+# rdma_kernel_provider_abi() into <kernel-abi/ernic-abi.h>, the structs
+# the provider's DECLARE_DRV_CMD() wrappers embed.
+abi=$src/kernel-headers/rdma/ernic-abi.h
+if [ "$(readlink "$abi" 2>/dev/null)" != "$ERNIC_ROOT/include/uapi/rdma/ernic-abi.h" ]; then
+    rm -f "$abi"
+    ln -s "$ERNIC_ROOT/include/uapi/rdma/ernic-abi.h" "$abi"
+fi
+khdr=$src/kernel-headers/CMakeLists.txt
+if [ "$(grep -cx '  rdma/ernic-abi.h' "$khdr")" != 2 ]; then
+    sed -i '/^  rdma\/ernic-abi.h$/d; s|^  rdma/erdma-abi.h$|&\n  rdma/ernic-abi.h|' \
+        "$khdr"
+    [ "$(grep -cx '  rdma/ernic-abi.h' "$khdr")" = 2 ] ||
+        die "rdma-core $ver: no two lists with rdma/erdma-abi.h in $khdr"
+fi
 
 # --- 3. Configure once, build, install into the staging root -------------
 if [ ! -f "$bld/build.ninja" ]; then

@@ -87,17 +87,11 @@ check() {
 }
 
 fetch_linux_checkpatch
-qemu_files=()
-linux_files=()
 cd "$ERNIC_ROOT"
-for f in hw/rdma/*.[ch] include/hw/rdma/*.h qtest/*.[ch] \
-         qtest/libqos/ernic.[ch] bench/*.c; do
-    case $f in
-    include/hw/rdma/ernic_abi.h) linux_files+=("$f") ;;
-    *) qemu_files+=("$f") ;;
-    esac
-done
-linux_files+=(guest-driver/*.[ch] rdma-core/providers/ernic/*.[ch])
+qemu_files=(hw/rdma/*.[ch] include/hw/rdma/*.h qtest/*.[ch]
+            qtest/libqos/ernic.[ch] bench/*.c)
+linux_files=(include/uapi/rdma/*.h guest-driver/*.[ch]
+             rdma-core/providers/ernic/*.[ch])
 
 echo "1..$((${#qemu_files[@]} + ${#linux_files[@]}))"
 for f in "${qemu_files[@]}"; do

@@ -26,22 +26,6 @@
 
 #include "ernic.h"
 
-/* Verbs with the driver-private data of hw/rdma/ernic_abi.h. */
-struct ernic_get_context_rsp {
-	struct ib_uverbs_get_context_resp ibv_resp;
-	struct ernic_alloc_ucontext_resp drv;
-};
-
-struct ernic_create_qp_req {
-	struct ibv_create_qp ibv_cmd;
-	struct ernic_create_qp_cmd drv;
-};
-
-struct ernic_create_qp_rsp {
-	struct ib_uverbs_create_qp_resp ibv_resp;
-	struct ernic_create_qp_resp drv;
-};
-
 static void ernic_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_match_ent ernic_match_table[] = {
@@ -285,14 +269,14 @@ int ernic_create_qp_cmd(struct ibv_context *context, struct ernic_qp *qp,
 			struct ibv_qp_init_attr_ex *attr,
 			struct ernic_create_qp_resp *resp)
 {
-	struct ernic_create_qp_req cmd = {};
-	struct ernic_create_qp_rsp rsp = {};
+	struct ernic_cmd_create_qp cmd = {};
+	struct ernic_cmd_create_qp_resp rsp = {};
 	int ret;
 
-	cmd.drv.flags = to_ectx(context)->direct ? ERNIC_QP_DIRECT : 0;
+	cmd.flags = to_ectx(context)->direct ? ERNIC_QP_DIRECT : 0;
 	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
-	*resp = rsp.drv;
+	*resp = rsp.drv_payload;
 	return ret;
 }
 
@@ -407,7 +391,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
 {
-	struct ernic_get_context_rsp resp = {};
+	struct ernic_cmd_alloc_context_resp resp = {};
 	struct ibv_get_context cmd;
 	struct ernic_context *ctx;
 	const char *env = getenv("ERNIC_DIRECT");
@@ -422,7 +406,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 		free(ctx);
 		return NULL;
 	}
-	ctx->direct = (resp.drv.flags & ERNIC_UCTX_DIRECT) &&
+	ctx->direct = (resp.flags & ERNIC_UCTX_DIRECT) &&
 		      !(env && !strcmp(env, "0"));
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;

@@ -16,8 +16,8 @@
 #include "hw/rdma/ernic_regs.h"
 /* ERNIC-X: WQE, SGE and metadata layouts, the doorbell page. */
 #include "hw/rdma/ernic_ext_regs.h"
-/* The driver-private uverbs data. */
-#include "hw/rdma/ernic_abi.h"
+/* The driver-private uverbs data, and its command wrappers. */
+#include "ernic_abi.h"
 
 
 struct ernic_device {

@@ -2,15 +2,18 @@
 /*
  * The uverbs ABI of the ernic guest driver (guest-driver/) and its
  * rdma-core provider (rdma-core/providers/ernic): the driver-private data
- * of get_context and create_qp. Shared by both, as the register headers
- * are shared by device, qtests and driver.
+ * of get_context and create_qp. A uapi header, as Linux's
+ * include/uapi/rdma/erdma-abi.h: the driver includes it as
+ * <rdma/ernic-abi.h>; rdma-core takes it into kernel-headers/rdma/, where
+ * buildlib/make_abi_structs.py turns its structs into the ones the
+ * provider's DECLARE_DRV_CMD() wrappers embed (scripts/build-rdma-core.sh).
  *
  * A provider that sends none of this (an older one) gets what it got
  * before: every verb a command. A driver that answers none of it (an
  * older one) reads as "no direct QPs" to the provider.
  */
-#ifndef HW_RDMA_ERNIC_ABI_H
-#define HW_RDMA_ERNIC_ABI_H
+#ifndef ERNIC_ABI_USER_H
+#define ERNIC_ABI_USER_H
 
 #include <linux/types.h>
 
@@ -82,4 +85,4 @@ struct ernic_uq_status {
 
 #define ERNIC_UQ_NO_STATUS	0xffffffffu
 
-#endif /* HW_RDMA_ERNIC_ABI_H */
+#endif /* ERNIC_ABI_USER_H */
