@@ -490,8 +490,13 @@ static int ernic_qp_check_init(struct ernic_dev *dev,
 	if ((init->qp_type != IB_QPT_RC && !gsi) || init->srq ||
 	    init->create_flags)
 		return -EOPNOTSUPP;
-	if (!cap->max_send_wr || cap->max_send_wr > ERNIC_MAX_QP_WR ||
-	    !cap->max_recv_wr || cap->max_recv_wr > ERNIC_MAX_QP_WR ||
+	/*
+	 * A send-only or receive-only QP asks for no WRs on the other
+	 * queue, as qperf's do; it gets the smallest ring (depth 4), as on
+	 * rxe and mlx5.
+	 */
+	if (cap->max_send_wr > ERNIC_MAX_QP_WR ||
+	    cap->max_recv_wr > ERNIC_MAX_QP_WR ||
 	    cap->max_send_sge >
 	    (gsi ? ERNIC_GSI_SEND_SGE : ERNIC_MAX_RW_SGE) ||
 	    cap->max_recv_sge > ERNIC_MAX_RECV_SGE ||

@@ -29,5 +29,13 @@ if [ $rc -ne 0 ]; then
     grep -A30 '^ERROR:\|^FAIL:' /tmp/py.out | head -n 120 |
         sed 's/^/guest: error: /'
 fi
+# The project's own checks of verbs that common software needs
+# (guest/test_ernic_verbs.py), run apart so rdma-core's count stays its.
+cp /test_ernic_verbs.py .
+say "verbs: run_tests.py test_ernic_verbs"
+timeout 300 python3 run_tests.py --dev "$ibdev" --gid "$gid" -v \
+    test_ernic_verbs >/tmp/ev.out 2>&1 || fail "test_ernic_verbs failed"
+grep ' \.\.\. ' /tmp/ev.out | sed 's/^/guest: verbs: /'
+grep -A30 '^ERROR:\|^FAIL:' /tmp/ev.out | head -n 60 | sed 's/^/guest: error: /'
 cd /
 finish

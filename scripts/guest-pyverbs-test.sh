@@ -16,7 +16,7 @@ mapfile -t kos < <("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work")
 rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
 mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     "$ERNIC_ROOT/guest/init-pyverbs.sh" "${kos[0]}" \
-    "$ERNIC_ROOT/guest/ulp-lib.sh" \
+    "$ERNIC_ROOT/guest/ulp-lib.sh" "$ERNIC_ROOT/guest/test_ernic_verbs.py" \
     kdep:rdma_cm kdep:ib_uverbs kdep:rdma_ucm kdep:virtio_pci \
     kdep:virtio_net kdep:rdma_rxe kdep:crc32_generic "tree:$rdma_root" \
     deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0 \
@@ -49,7 +49,7 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..5"
+echo "1..6"
 tap "rdma-core's Python tests on $dev: no failure, no error" \
     '^guest: pyverbs: OK'
 # ernic passed 53 or 54 of 321 on 2026-11-25 (rdmacm's UDP test skips
@@ -74,5 +74,9 @@ tap "ibv_create_qp_ex + ibv_wr_*: 7 RC traffic tests; ibv_create_cq_ex \
 tap "ibv_rereg_mr: 4 tests of test_mr.py (access, access bad flow, PD, \
 address), with traffic, QPs restated from ibv_query_qp" \
     "^guest: test: .*rereg.* ok\$" 4
+# Verbs common software needs of a device without SRQ or atomics
+# (guest/test_ernic_verbs.py): send-only and receive-only RC QPs (qperf).
+tap "a send-only RC QP SENDs to a receive-only one (max_recv_wr and \
+max_send_wr 0), data checked" '^guest: verbs: test_one_way_rc_qps .* ok$'
 tap "no kernel warnings" 'RESULT PASS'
 tap_end
