@@ -223,8 +223,6 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct ernic_mr *mr;
 	int ret = 0;
 
-	if (access & IB_ACCESS_REMOTE_ATOMIC)
-		return ERR_PTR(-EOPNOTSUPP);
 	mr = ernic_mr_new(dev);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
@@ -250,9 +248,16 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 	return &mr->ibmr;
 }
 
-/* Access a user MR may ask for; the optional bits may be ignored. */
+/*
+ * Access a user MR may ask for; the optional bits may be ignored, and so
+ * is remote atomic access: the device has no atomics (atomic_cap is
+ * IB_ATOMIC_NONE), so no atomic request ever reaches an MR; one that
+ * arrives is refused by opcode (docs/driver.md, "Memory regions").
+ * UCX, libfabric and qperf ask for it on every registration.
+ */
 #define ERNIC_USER_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_OPTIONAL)
+				 IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_OPTIONAL)
 /* Page sizes of a page list: shifts 12 to 30 (docs/extension.md). */
 #define ERNIC_USER_PGSZ		GENMASK_ULL(ERNIC_MR_PAGE_SHIFT_MAX, \
 					    ERNIC_MR_PAGE_SHIFT_MIN)

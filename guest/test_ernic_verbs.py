@@ -2,14 +2,19 @@
 """
 Verbs that a device without SRQ or atomics must still accept, because
 common software asks for them (issue 32): an RC QP that only sends or
-only receives (max_recv_wr or max_send_wr 0, as qperf creates). They
-hold on rxe as on ernic.
+only receives (max_recv_wr or max_send_wr 0, as qperf creates), and an
+MR with IBV_ACCESS_REMOTE_ATOMIC (as UCX, libfabric and qperf register).
+They hold on rxe as on ernic.
 
 Not one of rdma-core's tests: guest/init-pyverbs.sh copies this file into
 rdma-core's tests/ after rdma-core's own run and runs it on its own with
 run_tests.py, so that the count of rdma-core's tests stays theirs.
 """
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
 from pyverbs.qp import QPCap
+import pyverbs.enums as e
 
 from tests.base import RCResources, RDMATestCase
 import tests.utils as u
@@ -49,3 +54,17 @@ class ErnicVerbsTest(RDMATestCase):
                              f'message {i}')
             self.server.mr.write('s' * self.server.msg_size,
                                  self.server.msg_size)
+
+    # An MR with remote atomic access registers, whether or not the device
+    # has atomics (atomic_caps), and so do reregs from and to it.
+    def test_reg_mr_remote_atomic(self):
+        access = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
+                  e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
+        with Context(name=self.dev_name) as ctx:
+            with PD(ctx) as pd:
+                with MR(pd, 4096, access) as mr:
+                    mr.rereg(flags=e.IBV_REREG_MR_CHANGE_ACCESS, pd=pd,
+                             access=e.IBV_ACCESS_LOCAL_WRITE)
+                    mr.rereg(flags=e.IBV_REREG_MR_CHANGE_ACCESS, pd=pd,
+                             access=access)
+                    self.assertNotEqual(mr.rkey, 0)
