@@ -253,6 +253,21 @@ static void test_registers(void)
 #define MSG_LEN     200000      /* 196 packets of 1 KiB */
 
 /*
+ * The one WQE posted (@op, @wrid) completes after the cut, its @p bytes
+ * land at @dst, nothing else completes; then the rig stops.
+ */
+static void finish_one(ErnicRig *r, uint64_t dst, const uint8_t *p,
+                       uint8_t op, uint16_t wrid)
+{
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, dst, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(op, wrid));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
+    ernic_rig_stop(r);
+}
+
+/*
  * A WRITE whose frames stop after 40; two seconds of virtual time later
  * the machine migrates. The retry timer set before (4.3 s, TIMEOUTCONF
  * 20) fires in the new process when it would have in the old one; the
@@ -298,12 +313,7 @@ static void test_write_timer(void)
     g_assert_cmpint(t_retry - t_cut, <=, 4300000000LL);
     ernic_rig_wire_write(r->d[1].fd, f, len);
 
-    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
-    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 7));
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    ernic_rig_stop(r);
+    finish_one(r, DEV_BASE(1) + MR_OFF, p, ERNIC_OP_WRITE, 7);
 }
 
 /*
@@ -375,12 +385,7 @@ static void test_read(void)
     g_assert_false(ernic_rig_all_done(r, 0, QPN_A));
 
     rig_migrate(r);
-    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
-    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, p, MSG_LEN);
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_READ, 8));
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    ernic_rig_stop(r);
+    finish_one(r, DEV_BASE(0) + SRC_OFF, p, ERNIC_OP_READ, 8);
 }
 
 /*
@@ -575,12 +580,7 @@ static void test_snapshot(void)
     g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, 0);
     g_assert_cmphex(qtest_readl(r->qts, DEV_BASE(1) + MR_OFF + MSG_LEN - 4),
                     ==, 0);
-    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
-    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 10));
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, 0);
-    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 1);
-    ernic_rig_stop(r);
+    finish_one(r, DEV_BASE(1) + MR_OFF, p, ERNIC_OP_WRITE, 10);
 }
 
 /*
