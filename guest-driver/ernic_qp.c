@@ -455,15 +455,18 @@ static void ernic_qp_try_direct(struct ernic_qp *qp, struct ib_udata *udata)
 }
 
 /*
- * Inline data a QP can carry: none on QP1; up to 16 bytes of SEND data in
- * SDATA (PG332 Table 2-1); with ERNIC-X keyed SGEs, a consumer that asks
- * for inline data gets ERNIC_MAX_INLINE bytes of SEND or WRITE data
- * through a per-slot buffer (ernic_wr.c).
+ * Inline data a QP can carry: none on QP1, and none for a consumer that
+ * asks for none; up to 16 bytes of SEND data in SDATA (PG332 Table 2-1);
+ * with ERNIC-X keyed SGEs, a consumer that asks for inline data gets
+ * ERNIC_MAX_INLINE bytes of SEND or WRITE data through a per-slot buffer
+ * (ernic_wr.c). Not the 16 bytes of SDATA when none was asked for: a
+ * consumer may read max_inline_data back (qperf does) and post an inline
+ * WRITE, which SDATA cannot carry.
  */
 static u32 ernic_qp_inline(struct ernic_dev *dev,
 			   const struct ib_qp_init_attr *init)
 {
-	if (init->qp_type == IB_QPT_GSI)
+	if (init->qp_type == IB_QPT_GSI || !init->cap.max_inline_data)
 		return 0;
 	if ((dev->ext & ERNIC_EXT_F_XWQE) && init->cap.max_inline_data)
 		return ERNIC_MAX_INLINE;

@@ -54,7 +54,7 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..7"
+echo "1..8"
 tap "rdma-core's Python tests on $dev: no failure, no error but the \
 expected one (test_mr_rereg_atomic: an atomic WR, ernic has no atomics)" \
     '^guest: pyverbs: OK\|^guest: pyverbs: expected failure: test_mr_rereg_atomic'
@@ -87,5 +87,8 @@ tap "a send-only RC QP SENDs to a receive-only one (max_recv_wr and \
 max_send_wr 0), data checked" '^guest: verbs: test_one_way_rc_qps .* ok$'
 tap "an MR with IBV_ACCESS_REMOTE_ATOMIC registers, and reregs to and \
 from it" '^guest: verbs: test_reg_mr_remote_atomic .* ok$'
+tap "an inline RDMA WRITE of the max_inline_data ibv_query_qp reports \
+lands, asked for none and for 16 bytes" \
+    '^guest: verbs: test_inline_write_within_cap .* ok$'
 tap "no kernel warnings" 'RESULT PASS'
 tap_end
