@@ -63,6 +63,8 @@ perftest_steps() {
     done
 }
 
+QPERF_RC="rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_poll_lat"
+
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
 # the GID index, @D: the RDMA device, @S: the server's address).
 step_list() {
@@ -102,6 +104,11 @@ step_list() {
         echo "ibv_rc_pingpong $s|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c @S"
     done
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
+    # qperf's RC tests over rdma_cm (-cm1: its own exchange sends no GID,
+    # which RoCE needs); its client creates send-only QPs and its server
+    # receive-only ones, and it registers memory with remote atomic
+    # access. "quit" ends the server.
+    echo "qperf rc|qperf -lp @P|qperf -cm1 -lp @P -t 1 @S $QPERF_RC quit"
     if [ "$steps" = full ]; then
         perftest_steps "$all" "2 64 1024 4096 65536 1048576" \
             "2 64 1024 4096 65536" 100
@@ -139,11 +146,20 @@ pings() {
     grep -o 'rdma-ping-[0-9]*: ' "$1" | sort -u | wc -l
 }
 
+# qperf_results OUTPUT: "TEST VALUE UNIT" for each test that reported a
+# bandwidth or a latency.
+qperf_results() {
+    awk '/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1) }
+         t && /^ +(bw|latency) += / { print t, $3, $4; t = "" }' "$1"
+}
+
 # check NAME OUTPUT: what a step's client output must show.
 check() {
     case $1 in
     ibv_rc_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
+    qperf*) qperf_results "$2" |
+            awk -v want="$QPERF_RC" 'END { exit NR != split(want, w, " ") }' ;;
     *) grep -qE '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" ;;
     esac
 }
@@ -154,6 +170,7 @@ result() {
     case $1 in
     ibv_rc_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
+    qperf*) qperf_results "$2" | tr '\n' ';' | sed 's/;$//; s/;/; /g' ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
            awk '{ printf("%s B %s Gb/s", $1, $4) }' ;;
     *_lat*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
