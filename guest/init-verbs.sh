@@ -9,7 +9,8 @@
 #           the server side is not yet listening) and checks its output:
 #           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
 #           sizes, rping with its payload check, perftest's bandwidth and
-#           latency tests; then, on ernic, the security checks
+#           latency tests, qperf's RC tests (not with verbs_qperf=0);
+#           then, on ernic, the security checks
 #           (ernic-uverbs-test)
 # ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
 # picks the sizes and iterations; bench runs perftest alone at the sizes
@@ -18,6 +19,7 @@
 . /ulp-lib.sh
 
 steps=short
+qperf=1
 # migrate steps: pings, ping-pongs and perftest iterations, each step
 # several seconds long so that the migration (about 1.4 s) ends inside
 # it: 80000 64-KiB messages at the 6 to 8 Gb/s of ernic since one socket
@@ -29,6 +31,7 @@ MIG_ITERS=80000
 for a in $(cat /proc/cmdline); do
     case $a in
     verbs_steps=*) steps=${a#*=} ;;
+    verbs_qperf=*) qperf=${a#*=} ;;
     esac
 done
 
@@ -108,7 +111,8 @@ step_list() {
     # which RoCE needs); its client creates send-only QPs and its server
     # receive-only ones, and it registers memory with remote atomic
     # access. "quit" ends the server.
-    echo "qperf rc|qperf -lp @P|qperf -cm1 -lp @P -t 1 @S $QPERF_RC quit"
+    [ "$qperf" = 1 ] &&
+        echo "qperf rc|qperf -lp @P|qperf -cm1 -lp @P -t 1 @S $QPERF_RC quit"
     if [ "$steps" = full ]; then
         perftest_steps "$all" "2 64 1024 4096 65536 1048576" \
             "2 64 1024 4096 65536" 100
