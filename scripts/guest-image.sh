@@ -98,6 +98,11 @@ for d in "${trees[@]}"; do
     [ -f "$initrd" ] && [ -n "$(find "$d" -newer "$initrd" -print -quit)" ] &&
         stale=1
 done
+# A changed list of inputs rebuilds it too: a deb or file added to the
+# list may be older than the image (a cached deb another image fetched).
+inputs=$(printf '%s\n' "$init" "${files[@]}" "${debs[@]}" "${kmods[@]}" \
+         "${trees[@]}")
+[ "$(cat "$initrd.inputs" 2>/dev/null)" = "$inputs" ] || stale=1
 if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     log "building initramfs $name.cpio"
     root=$(mktemp -d)
@@ -126,6 +131,7 @@ if [ ! -f "$initrd" ] || [ "$stale" = 1 ]; then
     fi
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$initrd.tmp"
     mv "$initrd.tmp" "$initrd"
+    printf '%s\n' "$inputs" >"$initrd.inputs"
     rm -rf "$root"
 fi
 echo "$kdir/vmlinux"
