@@ -103,12 +103,14 @@ traces() {
 -D $tmp/trace-$1"
 }
 
-# qperf's rc_lat is refused (RDMA CM REJ; the server's qperf crashes in
-# libibverbs) when an rxe client connects to an ernic server: open, in
-# issue 32's notes. Both guests leave the step out there, so that their
-# step lists (and ports) agree.
+# qperf runs with the full steps only (guest/init-verbs.sh): on an ernic
+# server its per-test child crashes in ibv_destroy_qp(NULL), and now and
+# then the next test's connection is rejected (RDMA CM REJ), every time
+# from an rxe client; open, in issue 32's notes. Both guests leave it out
+# for that pair, so that their step lists (and ports) agree.
 qperf=1
 [ "$sdev" = ernic ] && [ "$cdev" = rxe ] && qperf=0
+[ "${ERNIC_VERBS_STEPS:-short}" = full ] || qperf=0
 
 start=$(date +%s%N)
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
@@ -149,7 +151,7 @@ verbs_taps() {
             'ok client: qperf rc: '
     else
         n=$((n + 1))
-        echo "ok $n - # SKIP qperf: rc_lat from an rxe client to an ernic server is refused (issue 32)"
+        echo "ok $n - # SKIP qperf: full steps only, not from an rxe client to an ernic server (issue 32)"
     fi
     for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
              ib_read_lat; do
