@@ -105,9 +105,10 @@ traces() {
 
 # qperf runs with the full steps only (guest/init-verbs.sh): on an ernic
 # server its per-test child crashes in ibv_destroy_qp(NULL), and now and
-# then the next test's connection is rejected (RDMA CM REJ), every time
-# from an rxe client; open, in issue 32's notes. Both guests leave it out
-# for that pair, so that their step lists (and ports) agree.
+# then a test's connection is rejected (RDMA CM REJ), every time from an
+# rxe client, once to an rxe server too; open, in issue 32's notes. Both
+# guests leave it out for that pair, so that their step lists (and ports)
+# agree.
 qperf=1
 [ "$sdev" = ernic ] && [ "$cdev" = rxe ] && qperf=0
 [ "${ERNIC_VERBS_STEPS:-short}" = full ] || qperf=0
