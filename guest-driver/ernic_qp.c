@@ -468,7 +468,7 @@ static u32 ernic_qp_inline(struct ernic_dev *dev,
 {
 	if (init->qp_type == IB_QPT_GSI || !init->cap.max_inline_data)
 		return 0;
-	if ((dev->ext & ERNIC_EXT_F_XWQE) && init->cap.max_inline_data)
+	if (dev->ext & ERNIC_EXT_F_XWQE)
 		return ERNIC_MAX_INLINE;
 	return ERNIC_WQE_SDATA_MAX;
 }
