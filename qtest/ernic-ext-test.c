@@ -796,6 +796,10 @@ static void test_rxmeta_off(void)
     ernic_rig_stop(r);
 }
 
+#define EXTQPCONF_ALL   (ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE | \
+                         ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE | \
+                         ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_SRQN_MASK)
+
 /*
  * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,
  * and it does not change while its QP is enabled.
@@ -809,8 +813,7 @@ static void test_qp_block(void)
     g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, 0xffffffff);
     g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
-                    ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
+                    EXTQPCONF_ALL);
     ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(ERNIC_NUM_QP_DEFAULT + 1) +
                  ERNIC_EXTQPCONF, 1);
     g_assert_cmphex(ernic_rig_rd(r, 1,
@@ -820,8 +823,7 @@ static void test_qp_block(void)
     ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, 0);
     ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, 0);
     g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_EXTQPCONF), ==,
-                    ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE |
-                    ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE);
+                    EXTQPCONF_ALL);
     g_assert_cmphex(ernic_rig_rd(r, 1, x + ERNIC_RXMETABA), ==, 0x12345670);
     ernic_rig_stop(r);
 }

@@ -63,6 +63,10 @@ static const ErnicRegInfo ernic_ext_qp_info[ERNIC_EXT_QP_WORDS] = {
     ERNIC_EXT_QP_REGS(ERNIC_QP_INFO)
 };
 
+static const ErnicRegInfo ernic_ext_srq_info[ERNIC_EXT_SRQ_WORDS] = {
+    ERNIC_EXT_SRQ_REGS(ERNIC_QP_INFO)
+};
+
 /* A register write, as its side effect sees it. */
 typedef struct ErnicRegWrite {
     hwaddr addr;
@@ -152,6 +156,14 @@ static void ernic_core_ext_written(ErnicCore *c, const ErnicRegWrite *w)
     ernic_ext_written(c, w->addr, w->old);
 }
 
+static void ernic_core_srq_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    hwaddr rel = w->addr - ERNIC_EXT_SRQ_BASE;
+
+    ernic_srq_written(c, rel / ERNIC_EXT_SRQ_STRIDE,
+                      rel % ERNIC_EXT_SRQ_STRIDE, w->old);
+}
+
 /* Side effects of register writes, by register (as igb's writeops[]). */
 static const ErnicWriteOp ernic_gcsr_writeops[ERNIC_GCSR_WORDS] = {
     [ERNIC_GW(ERNIC_INTEN)] = ernic_core_inten_written,
@@ -167,6 +179,43 @@ static const ErnicWriteOp ernic_qp_writeops[ERNIC_QP_WORDS] = {
     [ERNIC_W(ERNIC_STATCURSQPTR)] = ernic_core_sqptr_written,
     [ERNIC_W(ERNIC_CQHEAD)] = ernic_core_cqhead_written,
 };
+
+/* ERNIC-X's registers (docs/extension.md): decoded only with ext=on. */
+static void ernic_core_decode_ext(ErnicCore *c, hwaddr addr, ErnicRegRef *r)
+{
+    const ErnicRegInfo *info;
+    hwaddr off;
+
+    if (!c->mrt) {
+        return;
+    }
+    if (addr >= ERNIC_EXT_SRQ_BASE) {
+        uint32_t n = (addr - ERNIC_EXT_SRQ_BASE) / ERNIC_EXT_SRQ_STRIDE;
+
+        off = (addr - ERNIC_EXT_SRQ_BASE) % ERNIC_EXT_SRQ_STRIDE;
+        info = &ernic_ext_srq_info[ERNIC_W(off)];
+        if (n < ERNIC_SRQ_NUM && info->name) {
+            r->info = info;
+            r->op = ernic_core_srq_written;
+            r->reg = &c->srq_regs[n][ERNIC_W(off)];
+        }
+    } else if (addr >= ERNIC_EXT_QP_BASE) {
+        uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
+
+        off = (addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE;
+        info = &ernic_ext_qp_info[ERNIC_W(off)];
+        if (qpn <= c->num_qp && info->name) {
+            r->info = info;
+            r->op = ernic_core_ext_written;
+            r->reg = &c->qp[qpn].ext_regs[ERNIC_W(off)];
+        }
+    } else if (ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
+               ernic_ext_info[ERNIC_EXT_W(addr)].name) {
+        r->info = &ernic_ext_info[ERNIC_EXT_W(addr)];
+        r->op = ernic_core_ext_written;
+        r->reg = &c->ext_regs[ERNIC_EXT_W(addr)];
+    }
+}
 
 static ErnicRegRef ernic_core_decode(ErnicCore *c, hwaddr addr)
 {
@@ -189,23 +238,8 @@ static ErnicRegRef ernic_core_decode(ErnicCore *c, hwaddr addr)
             r.op = ernic_gcsr_writeops[ERNIC_GW(addr)];
             r.reg = &c->gcsr[ERNIC_GW(addr)];
         }
-    } else if (addr >= ERNIC_EXT_QP_BASE) {
-        uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
-
-        off = (addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE;
-        info = &ernic_ext_qp_info[ERNIC_W(off)];
-        if (c->mrt && qpn <= c->num_qp && info->name) {
-            r.info = info;
-            r.op = ernic_core_ext_written;
-            r.reg = &c->qp[qpn].ext_regs[ERNIC_W(off)];
-        }
     } else if (addr >= ERNIC_EXT_BASE) {
-        if (c->mrt && ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
-            ernic_ext_info[ERNIC_EXT_W(addr)].name) {
-            r.info = &ernic_ext_info[ERNIC_EXT_W(addr)];
-            r.op = ernic_core_ext_written;
-            r.reg = &c->ext_regs[ERNIC_EXT_W(addr)];
-        }
+        ernic_core_decode_ext(c, addr, &r);
     } else {
         r.qpn = (addr - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
         off = (addr - ERNIC_QP_BASE) % ERNIC_QP_STRIDE;
@@ -375,10 +409,15 @@ void ernic_core_reset(ErnicCore *c)
     ernic_core_reset_block(c->gcsr, ernic_gcsr_info, ERNIC_GCSR_WORDS);
     ernic_core_reset_block(c->ext_regs, ernic_ext_info, ERNIC_EXT_WORDS);
     ernic_ext_reset(c);
+    for (i = 0; i < ERNIC_SRQ_NUM; i++) {
+        ernic_core_reset_block(c->srq_regs[i], ernic_ext_srq_info,
+                               ERNIC_EXT_SRQ_WORDS);
+    }
     for (i = 0; i <= ERNIC_NUM_QP_MAX; i++) {
         ernic_core_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
         ernic_core_reset_block(c->qp[i].ext_regs, ernic_ext_qp_info,
                                ERNIC_EXT_QP_WORDS);
+        c->qp[i].rx_srq = false;
         c->qp[i].sq_next = 0;
         c->qp[i].cq_next = 0;
         c->qp[i].state = ERNIC_QPS_DISABLED;

@@ -27,6 +27,7 @@
 #define ERNIC_EXT_WORDS     (0x80 / 4)
 #define ERNIC_EXT_W(off)    (((off) - ERNIC_EXT_BASE) / 4)
 #define ERNIC_EXT_QP_WORDS  (ERNIC_EXT_QP_STRIDE / 4)
+#define ERNIC_EXT_SRQ_WORDS (ERNIC_EXT_SRQ_STRIDE / 4)
 
 /* Register word index within its block. */
 #define ERNIC_W(off)        ((off) / 4)
@@ -237,6 +238,9 @@ typedef struct ErnicQP {
     bool rx_inv;                /* ... and invalidated its IETH's key */
     bool rx_wqe;                /* the slot is an ERNIC-X receive WQE */
     uint8_t rx_status;          /* its metadata status */
+    bool rx_srq;                /* its WQE came from an SRQ ... */
+    uint32_t rx_srq_n;          /* ... this one */
+    uint32_t rx_srq_wqe;        /* ... at this index */
     ErnicSge rx_sge[ERNIC_RWQE_SGES];
     ErnicMrAccess wr_mr;        /* the current WRITE's target */
     uint64_t wr_off;            /* offset of its next byte in wr_mr */
@@ -402,6 +406,7 @@ struct ErnicCore {
     uint32_t ext_regs[ERNIC_EXT_WORDS];
     ErnicExtMr *mrt;
     uint32_t mr_entries;
+    uint32_t srq_regs[ERNIC_SRQ_NUM][ERNIC_EXT_SRQ_WORDS];  /* ernic_srq.c */
 
     ErnicFault fault;
     bool link_down;             /* the netdev's link (set_link) */
@@ -580,6 +585,12 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
+
+/* ernic_srq.c: ERNIC-X shared receive queues and their doorbell pages */
+void ernic_srq_written(ErnicCore *c, uint32_t n, hwaddr off, uint32_t old);
+bool ernic_srq_attached(ErnicCore *c, uint32_t qpn);
+bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint64_t *addr);
+bool ernic_srq_wqe_ok(ErnicCore *c, uint32_t qpn, const uint8_t *w);
 
 /*
  * ernic_mr.c: every byte the engine moves through a key. Checks return

@@ -198,6 +198,14 @@ void ernic_ext_written(ErnicCore *c, hwaddr addr, uint32_t old)
         }
         trace_ernic_ext_ctrl(val);
         break;
+    case ERNIC_EXTEVTEN:
+        /* As INTEN: enabling an event already pending interrupts. */
+        ernic_irq_update(c, val & ~old & ernic_ext_reg(c, ERNIC_EXTEVT));
+        break;
+    case ERNIC_EXTEVT:
+        /* As INTSTS: what is still pending after a clear interrupts again. */
+        ernic_irq_update(c, val != old);
+        break;
     case ERNIC_MRCMD:
         sts = ernic_ext_mr_command(c, val);
         trace_ernic_ext_mr_command(val, ernic_ext_reg(c, ERNIC_MRIDX), sts);

@@ -52,9 +52,17 @@ static void ernic_irq_signal(ErnicCore *c, unsigned vector, bool notify,
     }
 }
 
+/* ERNIC-X events, EXTEVT & EXTEVTEN, share the ERNIC interrupt. */
+static bool ernic_irq_ext_pending(ErnicCore *c)
+{
+    return c->mrt && (c->ext_regs[ERNIC_EXT_W(ERNIC_EXTEVT)] &
+                      c->ext_regs[ERNIC_EXT_W(ERNIC_EXTEVTEN)]);
+}
+
 void ernic_irq_update(ErnicCore *c, bool notify)
 {
-    uint32_t pending = ernic_gcsr(c, ERNIC_INTSTS) & ernic_gcsr(c, ERNIC_INTEN);
+    bool pending = (ernic_gcsr(c, ERNIC_INTSTS) & ernic_gcsr(c, ERNIC_INTEN)) ||
+                   ernic_irq_ext_pending(c);
 
     trace_ernic_irq(ernic_gcsr(c, ERNIC_INTSTS), ernic_gcsr(c, ERNIC_INTEN),
                     notify && pending);

@@ -47,6 +47,12 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     if ((pi + 1) % depth == ci) {
         return false;
     }
+    /* With an SRQ the QP's ring only reports; the WQE is the SRQ's. */
+    qp->rx_srq = wqe && ernic_srq_attached(c, qpn);
+    if (qp->rx_srq && !ernic_srq_take(c, qpn, &qp->rq_addr)) {
+        qp->rx_srq = false;
+        return false;
+    }
     qp->rq_depth = depth;
     qp->rq_size = size;
     qp->rq_off = 0;
@@ -55,8 +61,10 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     /* An ERNIC-X receive WQE is a 64-byte slot (docs/extension.md). */
     qp->rx_wqe = wqe;
     qp->rx_status = ERNIC_RXMETA_ST_OK;
-    qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                  (uint64_t)pi * (wqe ? ERNIC_RWQE_SIZE : size);
+    if (!qp->rx_srq) {
+        qp->rq_addr = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+                      (uint64_t)pi * (wqe ? ERNIC_RWQE_SIZE : size);
+    }
     return true;
 }
 
@@ -126,6 +134,10 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
         m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_INV;
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
     }
+    if (c->qp[qpn].rx_srq) {
+        m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_SRQ;
+        stl_le_p(&m[ERNIC_RXMETA_SRQ_WQE], c->qp[qpn].rx_srq_wqe);
+    }
     trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
                             m[ERNIC_RXMETA_FLAGS]);
     return ernic_dma_write(c, ba + (uint64_t)slot * ERNIC_RXMETA_SIZE, m,
@@ -150,7 +162,7 @@ bool ernic_rq_wqe_take(ErnicCore *c, uint32_t qpn, uint64_t addr)
     }
     total = ernic_mr_sge_take(c, qpn, w, ERNIC_RWQE_SGES,
                               ERNIC_MRACC_LOCAL_WRITE, qp->rx_sge, &bad);
-    if (bad) {
+    if (bad || !ernic_srq_wqe_ok(c, qpn, w)) {
         qp->rx_status = ERNIC_RXMETA_ST_PROT;
     }
     qp->rq_size = MIN(total, UINT32_MAX);

@@ -1,10 +1,11 @@
 /*
- * ERNIC-X user doorbell pages (docs/extension.md, "User QPs"): BAR3, a
- * page per QP that holds its SQPIi and RQCIi and nothing else, so that a
- * driver may map it into the process owning the QP. A write there is
- * the same write to the QP's register. Not PG332: with EXTCTRL.UDB off
- * the doorbell BAR reads 0 and ignores writes. The rule that a user QP
- * names memory only through keys is ernic_ext.c's.
+ * ERNIC-X user doorbell pages (docs/extension.md, "User QPs", "Shared
+ * receive queues"): BAR3, a page per QP that holds its SQPIi and RQCIi
+ * and nothing else, then a page per SRQ with its SRQPIn and SRQCIn, so
+ * that a driver may map them into the process owning the queue. A write
+ * there is the same write to the queue's register. Not PG332: with
+ * EXTCTRL.UDB off the doorbell BAR reads 0 and ignores writes. The rule
+ * that a user QP names memory only through keys is ernic_ext.c's.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -26,12 +27,66 @@ static bool ernic_udb_decode(ErnicCore *c, hwaddr addr, unsigned size,
            ernic_ext_user_qp(c, *qpn);
 }
 
+static uint32_t ernic_udb_srq_reg(ErnicCore *c, uint32_t n, hwaddr off)
+{
+    return c->srq_regs[n][ERNIC_W(off)];
+}
+
+/*
+ * The page of SRQ @n at @addr (past ERNIC_UDB_SRQ_BASE) decodes: an
+ * aligned 32-bit access, the feature on, a user SRQ.
+ */
+static bool ernic_udb_srq_decode(ErnicCore *c, hwaddr addr, unsigned size,
+                                 uint32_t *n)
+{
+    *n = (addr - ERNIC_UDB_SRQ_BASE) / ERNIC_UDB_PAGE;
+    return size == 4 && !(addr & 3) && *n < ERNIC_SRQ_NUM &&
+           ernic_ext_on(c, ERNIC_EXT_F_SRQ) &&
+           (ernic_udb_srq_reg(c, *n, ERNIC_SRQCONF) & ERNIC_SRQCONF_USER);
+}
+
+static uint32_t ernic_udb_srq_read(ErnicCore *c, hwaddr addr, unsigned size)
+{
+    uint32_t n;
+
+    if (!ernic_udb_srq_decode(c, addr, size, &n)) {
+        return 0;
+    }
+    switch (addr % ERNIC_UDB_PAGE) {
+    case ERNIC_UDB_SRQPI:
+        return ernic_udb_srq_reg(c, n, ERNIC_SRQPI);
+    case ERNIC_UDB_SRQCI:
+        return ernic_udb_srq_reg(c, n, ERNIC_SRQCI);
+    default:
+        return 0;
+    }
+}
+
+/* Only SRQPIn is written there, as the same write to the register. */
+static void ernic_udb_srq_write(ErnicCore *c, hwaddr addr, uint32_t val,
+                                unsigned size)
+{
+    uint32_t n;
+
+    if (!ernic_udb_srq_decode(c, addr, size, &n) ||
+        addr % ERNIC_UDB_PAGE != ERNIC_UDB_SRQPI) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: doorbell page write at 0x%"
+                      HWADDR_PRIx " ignored (not a user SRQ's SRQPI, or "
+                      "SRQ off)\n", addr);
+        return;
+    }
+    ernic_core_write(c, ERNIC_EXT_SRQ_OFFSET(n) + ERNIC_SRQPI, val, size);
+}
+
 uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size)
 {
     ErnicCore *c = opaque;
     hwaddr off = addr % ERNIC_UDB_PAGE;
     uint32_t qpn;
 
+    if (addr >= ERNIC_UDB_SRQ_BASE) {
+        return ernic_udb_srq_read(c, addr, size);
+    }
     if (!ernic_udb_decode(c, addr, size, &qpn)) {
         return 0;
     }
@@ -52,6 +107,10 @@ void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
     hwaddr off = addr % ERNIC_UDB_PAGE;
     uint32_t qpn;
 
+    if (addr >= ERNIC_UDB_SRQ_BASE) {
+        ernic_udb_srq_write(c, addr, val, size);
+        return;
+    }
     if (!ernic_udb_decode(c, addr, size, &qpn) ||
         (off != ERNIC_UDB_SQPI && off != ERNIC_UDB_RQCI)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: doorbell page write at 0x%"

@@ -13,6 +13,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/cutils.h"
 #include "qemu/error-report.h"
 #include "qemu/main-loop.h"
 #include "migration/vmstate.h"
@@ -155,6 +156,27 @@ static const VMStateDescription ernic_vmstate_qp_ext = {
     },
 };
 
+static bool ernic_vmstate_qp_srq_needed(void *opaque)
+{
+    ErnicQP *qp = opaque;
+
+    return qp->rq_held && qp->rx_srq;
+}
+
+/* The SRQ WQE the message in progress took (docs/extension.md). */
+static const VMStateDescription ernic_vmstate_qp_srq = {
+    .name = "ernic/qp/srq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_qp_srq_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(rx_srq, ErnicQP),
+        VMSTATE_UINT32(rx_srq_n, ErnicQP),
+        VMSTATE_UINT32(rx_srq_wqe, ErnicQP),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /*
  * One QP: its PG332 register block, the requester's outstanding queue and
  * timers, the responder's message in progress, READ resources and ACK
@@ -215,6 +237,7 @@ static const VMStateDescription ernic_vmstate_qp = {
     },
     .subsections = (const VMStateDescription * const []) {
         &ernic_vmstate_qp_ext,
+        &ernic_vmstate_qp_srq,
         NULL
     },
 };
@@ -255,6 +278,26 @@ static const VMStateDescription ernic_vmstate_ext = {
         VMSTATE_STRUCT_VARRAY_POINTER_UINT32(mrt, ErnicCore, mr_entries,
                                              ernic_vmstate_ext_mr,
                                              ErnicExtMr),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool ernic_vmstate_srq_needed(void *opaque)
+{
+    ErnicCore *c = opaque;
+
+    return c->mrt && !buffer_is_zero(c->srq_regs, sizeof(c->srq_regs));
+}
+
+/* ERNIC-X shared receive queues: their register blocks. */
+static const VMStateDescription ernic_vmstate_srq = {
+    .name = "ernic/core/srq",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_srq_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_2DARRAY(srq_regs, ErnicCore, ERNIC_SRQ_NUM,
+                               ERNIC_EXT_SRQ_WORDS),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -423,6 +466,10 @@ static const char *ernic_vmstate_responder_bad(const ErnicQP *qp)
     if (qp->rq_off > qp->rq_size) {
         return "RQ buffer offset";
     }
+    if (qp->rx_srq && (qp->rx_srq_n >= ERNIC_SRQ_NUM ||
+                       qp->rx_srq_wqe > 0xffff)) {
+        return "SRQ of the message in progress";
+    }
     if (!ernic_vmstate_sges_ok(qp->rx_sge, ERNIC_RWQE_SGES) ||
         !ernic_vmstate_access_ok(&qp->wr_mr)) {
         return "receive or WRITE target page size";
@@ -464,8 +511,14 @@ static const char *ernic_vmstate_core_bad(const ErnicCore *c)
 static int ernic_vmstate_pre_load(void *opaque)
 {
     ErnicCore *c = opaque;
+    uint32_t qpn;
 
     ernic_link_reset(c);
+    /* What the ERNIC-X SRQ subsections leave out is zero. */
+    memset(c->srq_regs, 0, sizeof(c->srq_regs));
+    for (qpn = 1; qpn <= ERNIC_NUM_QP_MAX; qpn++) {
+        c->qp[qpn].rx_srq = false;
+    }
     return 0;
 }
 
@@ -550,6 +603,7 @@ const VMStateDescription ernic_vmstate_core = {
     },
     .subsections = (const VMStateDescription * const []) {
         &ernic_vmstate_ext,
+        &ernic_vmstate_srq,
         &ernic_vmstate_lo,
         NULL
     },

@@ -40,13 +40,15 @@
 #define ERNIC_EXT_F_RXWQE               (1u << 5)   /* receive WQEs */
 #define ERNIC_EXT_F_QP1                 (1u << 6)   /* QP1 takes XWQE, RXWQE */
 #define ERNIC_EXT_F_UDB                 (1u << 7)   /* user QPs */
+#define ERNIC_EXT_F_SRQ                 (1u << 8)   /* shared receive queues */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_XWQE | \
                                          ERNIC_EXT_F_RXWQE | \
                                          ERNIC_EXT_F_QP1 | \
-                                         ERNIC_EXT_F_UDB)
+                                         ERNIC_EXT_F_UDB | \
+                                         ERNIC_EXT_F_SRQ)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB)
@@ -57,8 +59,10 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x000000ff, 0x000000ff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x000001ff, 0x000001ff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
+    X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
+    X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
     X(MRPD,             0x38048, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
@@ -89,7 +93,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x0000000f, 0x0000000f, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff001f, 0x00ff001f, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
@@ -104,6 +108,45 @@ enum {
 #define ERNIC_EXTQPCONF_XWQE            (1u << 1)   /* 128-byte SQ WQEs */
 #define ERNIC_EXTQPCONF_USER            (1u << 2)   /* user QP: keys only */
 #define ERNIC_EXTQPCONF_RXWQE           (1u << 3)   /* with RXMETA */
+#define ERNIC_EXTQPCONF_SRQ             (1u << 4)   /* with RXWQE */
+#define ERNIC_EXTQPCONF_SRQN_MASK       0x00ff0000u /* ... the SRQ */
+
+/* EXTEVT, EXTEVTEN: events of the extension, on the ERNIC interrupt */
+#define ERNIC_EXTEVT_SRQ_LIMIT          (1u << 0)   /* an SRQLIMITn fired */
+
+/*
+ * Shared receive queues (feature SRQ): SRQ n (0..ERNIC_SRQ_NUM - 1) has
+ * a block at ERNIC_EXT_SRQ_OFFSET(n). Its ring holds 64-byte receive
+ * WQEs at SRQBAn + index x 64; SRQPIn is the driver's producer index,
+ * SRQCIn the device's consumer index, both modulo SRQDEPTHn. SRQCONFn,
+ * SRQBAn, SRQBAMSBn, SRQDEPTHn and SRQPDn are written only while the SRQ
+ * is disabled.
+ */
+#define ERNIC_EXT_SRQ_BASE              0x3c000
+#define ERNIC_EXT_SRQ_STRIDE            0x20
+#define ERNIC_SRQ_NUM                   256
+#define ERNIC_EXT_SRQ_OFFSET(n)         (ERNIC_EXT_SRQ_BASE + \
+                                         (n) * ERNIC_EXT_SRQ_STRIDE)
+
+#define ERNIC_EXT_SRQ_REGS(X) \
+    X(SRQCONF,          0x00,    RW,  0,          0x00000003, 0x00000003, NONE, 0) \
+    X(SRQBA,            0x04,    RW,  0,          0xffffffc0, 0xffffffc0, NONE, 0) \
+    X(SRQBAMSB,         0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(SRQDEPTH,         0x0c,    RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
+    X(SRQPD,            0x10,    RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
+    X(SRQPI,            0x14,    RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
+    X(SRQCI,            0x18,    RO,  0,          0x0000ffff, 0,          NONE, 0) \
+    X(SRQLIMIT,         0x1c,    RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0)
+
+#define ERNIC_EXT_SRQ_REG(name, off, ...)   ERNIC_##name = (off),
+enum {
+    ERNIC_EXT_SRQ_REGS(ERNIC_EXT_SRQ_REG)
+};
+#undef ERNIC_EXT_SRQ_REG
+
+/* SRQCONFn */
+#define ERNIC_SRQCONF_EN                (1u << 0)
+#define ERNIC_SRQCONF_USER              (1u << 1)   /* page in BAR3; keys only */
 
 /*
  * User QPs (feature UDB): QP i's doorbell page, 4 KiB at (i - 1) x 4 KiB
@@ -112,10 +155,16 @@ enum {
  */
 #define ERNIC_BAR_UDB                   3
 #define ERNIC_UDB_PAGE                  0x1000
-#define ERNIC_UDB_BAR_SIZE              0x100000    /* 256 QPs */
+#define ERNIC_UDB_BAR_SIZE              0x200000    /* 256 QPs, 256 SRQs */
 #define ERNIC_UDB_OFFSET(qpn)           (((qpn) - 1) * ERNIC_UDB_PAGE)
 #define ERNIC_UDB_SQPI                  0x0
 #define ERNIC_UDB_RQCI                  0x4
+/* A user SRQ's page (feature SRQ): its SRQPIn, and SRQCIn to read. */
+#define ERNIC_UDB_SRQ_BASE              0x100000
+#define ERNIC_UDB_SRQ_OFFSET(n)         (ERNIC_UDB_SRQ_BASE + \
+                                         (n) * ERNIC_UDB_PAGE)
+#define ERNIC_UDB_SRQPI                 0x0
+#define ERNIC_UDB_SRQCI                 0x4
 
 /*
  * Keyed SGEs (feature XWQE): a 128-byte SQ entry, the PG332 WQE in bytes
@@ -151,6 +200,8 @@ enum {
 #define ERNIC_RXMETA_F_IMM              (1u << 0)   /* DATA is ImmDt */
 #define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
 #define ERNIC_RXMETA_F_IPV6             (1u << 2)   /* QP1: an IPv6 header */
+#define ERNIC_RXMETA_F_SRQ              (1u << 3)   /* SRQ_WQE is valid */
+#define ERNIC_RXMETA_SRQ_WQE            12      /* 4 bytes: SRQ ring index */
 #define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
 #define ERNIC_RXMETA_STATUS_MASK        (0xfu << 4)
 #define ERNIC_RXMETA_ST_OK              0
