@@ -399,8 +399,62 @@ static void act_ext_qp(Fuzz *z, int dev)
                       ERNIC_EXTQPCONF_XWQE, ERNIC_EXTQPCONF_XWQE |
                       ERNIC_EXTQPCONF_USER, ERNIC_EXTQPCONF_RXMETA |
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XWQE |
-                      ERNIC_EXTQPCONF_USER) : any_val(z));
+                      ERNIC_EXTQPCONF_USER, ERNIC_EXTQPCONF_RXMETA |
+                      ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_SRQ |
+                      below(z, 4) << 16) : any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
+}
+
+/*
+ * An ERNIC-X shared receive queue (docs/extension.md): a block of SRQ
+ * 0..3 (or any, past the last too) with its ring anywhere, its WQEs
+ * naming anything, its producer index rung by register or through its
+ * doorbell page; or the extension's event registers.
+ */
+static void act_ext_srq(Fuzz *z, int dev)
+{
+    uint32_t n = chance(z, 80) ? below(z, 4) : below(z, ERNIC_SRQ_NUM + 2);
+    uint32_t x = ERNIC_EXT_SRQ_OFFSET(n);
+    uint64_t ring = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + 0x100000 +
+                                    n * 0x10000 : any_addr(z, dev);
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    log_action(z, "srq dev%d [%u] ring 0x%" PRIx64, dev, n, ring);
+    if (chance(z, 20)) {
+        ernic_rig_wr(z->r, dev, PICK(z, ERNIC_EXTEVT, ERNIC_EXTEVTEN),
+                     any_val(z));
+        return;
+    }
+    stq_le_p(&w[ERNIC_SGE_ADDR], chance(z, 70) ? DEV_BASE(dev) + MR_OFF +
+             below(z, 0x100000) : any_addr(z, dev));
+    stl_le_p(&w[ERNIC_SGE_LEN], chance(z, 80) ? below(z, 0x3000) :
+             any_val(z));
+    stl_le_p(&w[ERNIC_SGE_LKEY], chance(z, 50) ? 0 : any_val(z));
+    qtest_memwrite(z->r->qts, ring + below(z, 16) * ERNIC_RWQE_SIZE, w,
+                   sizeof(w));
+    if (chance(z, 40)) {
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQCONF, 0);
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQBA, ring);
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQBAMSB, ring >> 32);
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQDEPTH,
+                     chance(z, 80) ? PICK(z, 2, 16) : any_val(z));
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQPD,
+                     chance(z, 80) ? PD_NUM : any_val(z));
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQCONF,
+                     chance(z, 80) ? PICK(z, 1, 3) : any_val(z));
+    }
+    if (chance(z, 30)) {
+        ernic_rig_wr(z->r, dev, x + ERNIC_SRQLIMIT, any_val(z));
+    }
+    if (!z->reconic && chance(z, 30)) {
+        qpci_io_writel(z->r->d[dev].e.pdev, z->udb[dev],
+                       ERNIC_UDB_SRQ_OFFSET(n) + PICK(z, ERNIC_UDB_SRQPI,
+                                                      ERNIC_UDB_SRQCI),
+                       any_val(z));
+        return;
+    }
+    ernic_rig_wr(z->r, dev, x + PICK(z, ERNIC_SRQPI, ERNIC_SRQCI),
+                 chance(z, 80) ? below(z, 16) : any_val(z));
 }
 
 static void act_ext(Fuzz *z)
@@ -415,6 +469,10 @@ static void act_ext(Fuzz *z)
         act_ext_qp(z, dev);
         return;
     }
+    if (chance(z, 25)) {
+        act_ext_srq(z, dev);
+        return;
+    }
     if (chance(z, 20)) {
         uint32_t conf = ernic_rig_rd(z->r, dev, ERNIC_XRNICCONF);
 
@@ -424,7 +482,8 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
-                                   ERNIC_EXT_F_UDB) :
+                                   ERNIC_EXT_F_UDB, ERNIC_EXT_F_RXMETA |
+                                   ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
