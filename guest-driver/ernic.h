@@ -51,6 +51,8 @@ struct ernic_eth_ring {
 #define ERNIC_MAX_RD_ATOM	16
 #define ERNIC_MAX_QP_WR		4095
 #define ERNIC_MAX_RECV_SGE	4
+/* ERNIC-X SRQs: a ring of twice the WRs, at most 65535 slots. */
+#define ERNIC_MAX_SRQ_WR	16383
 /* SGEs of an RDMA READ or WRITE WR: one WQE each (docs/driver.md). */
 #define ERNIC_MAX_RW_SGE	4
 #define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */
@@ -146,6 +148,27 @@ struct ernic_imm {
 	u8 pos;				/* RQ PI */
 };
 
+/*
+ * An ERNIC-X shared receive queue (docs/extension.md): the device takes
+ * its WQEs in ring order; each QP's receive metadata names the WQE a
+ * message took, and the driver keeps the WR ID of each slot until then.
+ */
+struct ernic_srq {
+	struct ib_srq ibsrq;
+	struct ernic_dev *dev;
+	u32 n;				/* SRQ number, its register block */
+	u32 depth;			/* ring slots, a power of two */
+	u32 max_wr;
+	u8 *ring;			/* 64-byte receive WQEs */
+	dma_addr_t ring_dma;
+	u64 *wr_id;			/* per slot */
+	unsigned long *busy;		/* slot posted, not yet completed */
+	u32 pi;				/* next slot to post (SRQPIn) */
+	u32 outstanding;		/* posted, not yet completed */
+	bool armed;			/* SRQLIMITn written, not yet fired */
+	spinlock_t lock;		/* pi, busy, outstanding, armed */
+};
+
 struct ernic_qp {
 	struct ib_qp ibqp;
 	struct ernic_dev *dev;
@@ -208,6 +231,8 @@ struct ernic_qp {
 	u32 imm_count;
 	bool imm_kick;			/* a WRITE_IMM: tell the receive CQ */
 	u32 rq_spare;			/* RQ buffers granted with no WR */
+	/* ERNIC-X: receive WQEs come from this SRQ; the RQ only reports. */
+	struct ernic_srq *srq;
 
 	struct ernic_cq *scq;
 	struct ernic_cq *rcq;
@@ -268,6 +293,9 @@ struct ernic_dev {
 	u32 ext;			/* ERNIC-X features on (EXTCTRL) */
 	struct mutex mr_mutex;		/* the ERNIC-X MR window */
 	struct ernic_qp *qps[ERNIC_NUM_QP_MAX + 1];	/* fatal_lock */
+	/* ERNIC-X SRQs by number (lock), and the limit events' work. */
+	struct ernic_srq *srqs[ERNIC_SRQ_NUM];
+	struct work_struct srq_work;
 	u32 rq_buf_size;
 	bool ib_registered;
 
@@ -326,6 +354,11 @@ static inline void ernic_qwr64(struct ernic_dev *dev, u32 qpn, u32 lo,
 static inline struct ernic_dev *to_edev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct ernic_dev, ibdev);
+}
+
+static inline struct ernic_srq *to_esrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct ernic_srq, ibsrq);
 }
 
 static inline struct ernic_qp *to_eqp(struct ib_qp *ibqp)
@@ -423,6 +456,20 @@ int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 void ernic_fatalq_process(struct ernic_dev *dev);
 
 /* ernic_wr.c: posting, and the copies of a software receive path */
+/* ernic_srq.c: ERNIC-X shared receive queues */
+int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int ernic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int ernic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int ernic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int ernic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+u64 ernic_srq_complete(struct ernic_srq *srq, u32 slot);
+void ernic_srq_init(struct ernic_dev *dev);
+void ernic_srq_irq(struct ernic_dev *dev);
+
+void ernic_put_sge_list(u8 *g, const struct ib_sge *sg, int n);
 int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

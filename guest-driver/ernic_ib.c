@@ -52,6 +52,11 @@ static int ernic_query_device(struct ib_device *ibdev,
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;
 	}
+	if (dev->ext & ERNIC_EXT_F_SRQ) {
+		a->max_srq = ERNIC_SRQ_NUM;
+		a->max_srq_wr = ERNIC_MAX_SRQ_WR;
+		a->max_srq_sge = ERNIC_MAX_RECV_SGE;
+	}
 	a->max_ah = INT_MAX;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
@@ -259,6 +264,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.create_user_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
 	.create_qp = ernic_create_qp,
+	.create_srq = ernic_create_srq,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dealloc_ucontext = ernic_dealloc_ucontext,
 	.del_gid = ernic_del_gid,
@@ -266,6 +272,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.destroy_ah = ernic_destroy_ah,
 	.destroy_cq = ernic_destroy_cq,
 	.destroy_qp = ernic_destroy_qp,
+	.destroy_srq = ernic_destroy_srq,
 	.get_dma_mr = ernic_get_dma_mr,
 	.get_link_layer = ernic_get_link_layer,
 	.get_port_immutable = ernic_get_port_immutable,
@@ -273,14 +280,17 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.mmap = ernic_mmap,
 	.mmap_free = ernic_mmap_free,
 	.modify_qp = ernic_modify_qp,
+	.modify_srq = ernic_modify_srq,
 	.poll_cq = ernic_poll_cq,
 	.post_recv = ernic_post_recv,
 	.post_send = ernic_post_send,
+	.post_srq_recv = ernic_post_srq_recv,
 	.query_ah = ernic_query_ah,
 	.query_device = ernic_query_device,
 	.query_pkey = ernic_query_pkey,
 	.query_port = ernic_query_port,
 	.query_qp = ernic_query_qp,
+	.query_srq = ernic_query_srq,
 	.reg_user_mr = ernic_reg_user_mr,
 	.req_notify_cq = ernic_req_notify_cq,
 	.rereg_user_mr = ernic_rereg_user_mr,
@@ -289,6 +299,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, ernic_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, ernic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, ernic_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, ernic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, ernic_ucontext, ibuc),
 };
 

@@ -54,6 +54,8 @@ static irqreturn_t ernic_irq(int irq, void *data)
 	struct ernic_dev *dev = data;
 	u32 sts = ernic_rd(dev, ERNIC_INTSTS);
 
+	/* ERNIC-X events share the interrupt (docs/extension.md). */
+	ernic_srq_irq(dev);
 	if (!sts)
 		return IRQ_HANDLED;
 	ernic_wr(dev, ERNIC_INTSTS, sts);
@@ -131,6 +133,7 @@ static int ernic_global_init(struct ernic_dev *dev)
 	dev->fatalq_ci = ernic_rd(dev, ERNIC_IPKTERRQWPTR) %
 			 ERNIC_FATALQ_ENTRIES;
 	ernic_ext_init(dev);
+	ernic_srq_init(dev);
 	if (ernic_immdt_init(dev))
 		return -ENOMEM;
 	ernic_wr(dev, ERNIC_INTSTS, ERNIC_INT_ALL);
@@ -255,6 +258,7 @@ static void ernic_remove(struct pci_dev *pdev)
 	ernic_ib_unregister(dev);
 	ernic_eth_unregister(dev);
 	free_irq(pci_irq_vector(pdev, ERNIC_MSIX_VEC_ERNIC), dev);
+	cancel_work_sync(&dev->srq_work);
 	ernic_global_fini(dev);
 	pci_free_irq_vectors(pdev);
 	ida_destroy(&dev->mr_ida);

@@ -124,6 +124,11 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	qp->rq_ci = 0;
 	qp->rwqe_pi = 0;
 	qp->rwqe_ci = 0;
+	/* An SRQ's QP reports into every slot of its RQ: all granted. */
+	if (qp->srq) {
+		qp->rq_ci = qp->rq_depth - 1;
+		ernic_qwr(dev, q, ERNIC_RQCI, qp->rq_ci);
+	}
 	spin_lock_irq(&qp->lock);
 	qp->imm_head = 0;
 	qp->imm_count = 0;
@@ -169,6 +174,23 @@ static void ernic_qp_flush_work(struct work_struct *w)
 	ernic_cq_notify(qp->rcq);
 }
 
+/*
+ * A QP of an SRQ in Error takes no more of its WQEs: IBTA's Last WQE
+ * Reached event (11.5.2.1), which its consumer waits for before it
+ * destroys the QP (ib_drain_qp() users, nvmet_rdma).
+ */
+static void ernic_qp_last_wqe(struct ernic_qp *qp)
+{
+	struct ib_event ev = {
+		.device = &qp->dev->ibdev,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->srq && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
 static void ernic_qp_fatal_work(struct work_struct *w)
 {
 	struct ernic_qp *qp = container_of(w, struct ernic_qp, fatal_work);
@@ -182,6 +204,7 @@ static void ernic_qp_fatal_work(struct work_struct *w)
 		   qp->qpn, qp->fatal_code, qp->nak_synd);
 	if (qp->fatal_event >= 0 && qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	ernic_qp_last_wqe(qp);
 	ernic_cq_notify(qp->scq);
 	ernic_cq_notify(qp->rcq);
 }
@@ -418,7 +441,9 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
 		 (qp->xwqe ? ERNIC_EXTQPCONF_XWQE : 0) |
 		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0) |
-		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0));
+		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0) |
+		 (qp->srq ? ERNIC_EXTQPCONF_SRQ |
+		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0));
 }
 
 /* The doorbell words of a QP the driver polls: its words of dev->db. */
@@ -490,8 +515,9 @@ static int ernic_qp_check_init(struct ernic_dev *dev,
 		ibdev_dbg(&dev->ibdev, "user QPs are RC QPs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
-	if ((init->qp_type != IB_QPT_RC && !gsi) || init->srq ||
-	    init->create_flags)
+	/* SRQs are kernel SRQs for now (ernic_srq.c). */
+	if ((init->qp_type != IB_QPT_RC && !gsi) ||
+	    (init->srq && (gsi || udata)) || init->create_flags)
 		return -EOPNOTSUPP;
 	/*
 	 * A send-only or receive-only QP asks for no WRs on the other
@@ -576,7 +602,15 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq_wqes_per_wr = gsi || qp->xwqe ? 1 : max(cap->max_send_sge, 1u);
 	qp->sq_depth = roundup_pow_of_two(max(cap->max_send_wr *
 					      qp->sq_wqes_per_wr + 1, 4u));
-	qp->rq_depth = roundup_pow_of_two(max(cap->max_recv_wr + 1, 4u));
+	/*
+	 * With an SRQ the QP's RQ only reports what it received, as many
+	 * messages as the SRQ can hold WRs for (docs/extension.md).
+	 */
+	qp->srq = init->srq ? to_esrq(init->srq) : NULL;
+	qp->rq_depth = roundup_pow_of_two(max(qp->srq ?
+					      min(qp->srq->max_wr,
+						  (u32)ERNIC_MAX_QP_WR) :
+					      cap->max_recv_wr, 3u) + 1);
 	/*
 	 * With ERNIC-X receive WQEs the device places SENDs into the WRs'
 	 * own buffers: an RQ slot is a 64-byte WQE (docs/extension.md).
@@ -612,7 +646,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);
 
 	cap->max_send_wr = (qp->sq_depth - 1) / qp->sq_wqes_per_wr;
-	cap->max_recv_wr = qp->rq_depth - 1;
+	cap->max_recv_wr = qp->srq ? 0 : qp->rq_depth - 1;
 	cap->max_inline_data = qp->max_inline;
 	return 0;
 
@@ -867,8 +901,10 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			ernic_program_timeouts(qp);
 		break;
 	case IB_QPS_ERR:
-		if (cur != IB_QPS_ERR)
+		if (cur != IB_QPS_ERR) {
 			ernic_qp_to_err(qp);
+			ernic_qp_last_wqe(qp);
+		}
 		break;
 	default:
 		break;

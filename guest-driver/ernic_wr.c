@@ -262,7 +262,7 @@ static void ernic_fill_wqe(u8 *w, u32 size, u32 slot, u8 op, u64 laddr,
 }
 
 /* ERNIC-X SGEs {address, length, L_Key} at @g (docs/extension.md). */
-static void ernic_put_sge_list(u8 *g, const struct ib_sge *sg, int n)
+void ernic_put_sge_list(u8 *g, const struct ib_sge *sg, int n)
 {
 	int i;
 
@@ -811,7 +811,7 @@ int ernic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	int ret = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state == IB_QPS_RESET || qp->direct) {
+	if (qp->state == IB_QPS_RESET || qp->direct || qp->srq) {
 		ret = -EINVAL;
 		goto out;
 	}
@@ -1036,13 +1036,15 @@ static void ernic_gsi_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 			  const u8 *b, struct ib_wc *wc)
 {
-	u64 len = min_t(u64, qp->rq_elem, ernic_sge_total(r->sge, r->num_sge));
 	const u8 *m;
+	u64 len;
 	u32 data;
 	u8 opc;
 
 	wc->src_qp = qp->attr.dest_qp_num;
 	if (!qp->meta) {
+		len = min_t(u64, qp->rq_elem,
+			    ernic_sge_total(r->sge, r->num_sge));
 		ernic_copy_to_sges(qp->dev, r, b, len, wc);
 		ernic_imm_send(qp, qp->rq_seen, wc);
 		return;
@@ -1073,6 +1075,38 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 	wc->status = ernic_rx_status(m);
 }
 
+/*
+ * Receive completions of a QP of an SRQ: each RQ slot the device filled
+ * names, in its metadata, the SRQ WQE the message took; the slot is then
+ * granted again. WRs still in the SRQ are not flushed when the QP fails
+ * (IBTA 10.2.9.5): they stay for the other QPs.
+ */
+static int ernic_poll_srq_qp(struct ernic_qp *qp, int n, struct ib_wc *wc)
+{
+	unsigned long flags;
+	int got = 0;
+	u32 pi = ernic_rq_pi(qp);
+
+	rmb(); /* the metadata is read after the doorbell that covers it */
+	spin_lock_irqsave(&qp->lock, flags);
+	while (got < n && qp->rq_seen != pi) {
+		const u8 *m = qp->meta + qp->rq_seen * ERNIC_RXMETA_SIZE;
+		struct ib_wc *c = &wc[got++];
+
+		memset(c, 0, sizeof(*c));
+		c->wr_id = ernic_srq_complete(qp->srq,
+			get_unaligned_le32(m + ERNIC_RXMETA_SRQ_WQE));
+		c->qp = &qp->ibqp;
+		c->port_num = 1;
+		c->opcode = IB_WC_RECV;
+		ernic_rc_recv(qp, NULL, NULL, c);
+		qp->rq_seen = (qp->rq_seen + 1) % qp->rq_depth;
+		ernic_rq_grant(qp);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return got;
+}
+
 /* Receive completions: the RQ producer index, copied receive buffers. */
 int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 {
@@ -1082,6 +1116,8 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 
 	if (qp->state == IB_QPS_RESET || qp->direct)
 		return 0;
+	if (qp->srq)
+		return ernic_poll_srq_qp(qp, n, wc);
 	pi = ernic_rq_pi(qp);
 	rmb(); /* the RQ buffers are read after the doorbell that covers them */
 	/* After the doorbell: the ImmDt entries of SENDs up to pi are in. */
@@ -1127,6 +1163,8 @@ bool ernic_qp_has_work(struct ernic_qp *qp, bool send)
 		return false;
 	if (send)
 		return ernic_cq_head(qp) != qp->sq_ci;
+	if (qp->srq)
+		return ernic_rq_pi(qp) != qp->rq_seen;
 	if (qp->rwqe_ci == qp->rwqe_pi)
 		return false;
 	return qp->state == IB_QPS_ERR || ernic_rq_pi(qp) != qp->rq_seen ||

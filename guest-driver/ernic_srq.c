@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * ERNIC-X shared receive queues (docs/extension.md, "Shared receive
+ * queues"): a ring of receive WQEs per SRQ that the device takes from in
+ * ring order for whichever attached QP receives. Each QP's receive
+ * metadata names the slot its message took (ernic_wr.c), and the driver
+ * keeps each slot's WR ID until then. Kernel consumers only: user-space
+ * SRQs need the provider's direct rings, which it does not have yet.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include "ernic.h"
+
+static u32 ernic_srq_reg(struct ernic_srq *srq, u32 reg)
+{
+	return ERNIC_EXT_SRQ_OFFSET(srq->n) + reg;
+}
+
+/* A free SRQ number, or ERNIC_SRQ_NUM; entered in dev->srqs[]. */
+static u32 ernic_srq_get(struct ernic_dev *dev, struct ernic_srq *srq)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	for (n = 0; n < ERNIC_SRQ_NUM && dev->srqs[n]; n++)
+		;
+	if (n < ERNIC_SRQ_NUM)
+		dev->srqs[n] = srq;
+	spin_unlock_irqrestore(&dev->lock, flags);
+	return n;
+}
+
+static void ernic_srq_put(struct ernic_dev *dev, u32 n)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	dev->srqs[n] = NULL;
+	spin_unlock_irqrestore(&dev->lock, flags);
+}
+
+static int ernic_srq_check(struct ernic_dev *dev,
+			   const struct ib_srq_init_attr *init,
+			   struct ib_udata *udata)
+{
+	const u32 need = ERNIC_EXT_F_SRQ | ERNIC_EXT_F_RXWQE |
+			 ERNIC_EXT_F_RXMETA;
+
+	if ((dev->ext & need) != need || udata ||
+	    init->srq_type != IB_SRQT_BASIC) {
+		ibdev_dbg(&dev->ibdev, "SRQs are basic kernel SRQs with ERNIC-X\n");
+		return -EOPNOTSUPP;
+	}
+	if (!init->attr.max_wr || init->attr.max_wr > ERNIC_MAX_SRQ_WR ||
+	    init->attr.max_sge > ERNIC_MAX_RECV_SGE)
+		return -EINVAL;
+	return 0;
+}
+
+static void ernic_srq_free(struct ernic_srq *srq)
+{
+	if (srq->ring)
+		dma_free_coherent(&srq->dev->pdev->dev,
+				  (size_t)srq->depth * ERNIC_RWQE_SIZE,
+				  srq->ring, srq->ring_dma);
+	kfree(srq->wr_id);
+	bitmap_free(srq->busy);
+}
+
+/*
+ * The ring has twice the slots of the WRs that may be outstanding, so
+ * that a slot whose completion another QP has not yet reported is
+ * rarely the next one to post (ernic_post_srq_recv()).
+ */
+int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibsrq->device);
+	struct ernic_srq *srq = to_esrq(ibsrq);
+	int ret = ernic_srq_check(dev, init, udata);
+
+	if (ret)
+		return ret;
+	srq->dev = dev;
+	spin_lock_init(&srq->lock);
+	srq->max_wr = init->attr.max_wr;
+	srq->depth = roundup_pow_of_two(2 * srq->max_wr + 1);
+	srq->ring = dma_alloc_coherent(&dev->pdev->dev,
+				       (size_t)srq->depth * ERNIC_RWQE_SIZE,
+				       &srq->ring_dma, GFP_KERNEL);
+	srq->wr_id = kcalloc(srq->depth, sizeof(*srq->wr_id), GFP_KERNEL);
+	srq->busy = bitmap_zalloc(srq->depth, GFP_KERNEL);
+	if (!srq->ring || !srq->wr_id || !srq->busy) {
+		ernic_srq_free(srq);
+		return -ENOMEM;
+	}
+	srq->n = ernic_srq_get(dev, srq);
+	if (srq->n == ERNIC_SRQ_NUM) {
+		ernic_srq_free(srq);
+		return -ENOMEM;
+	}
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBA),
+		 lower_32_bits(srq->ring_dma));
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBAMSB),
+		 upper_32_bits(srq->ring_dma));
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQDEPTH), srq->depth);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPD), to_epd(ibsrq->pd)->pdn);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPI), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), ERNIC_SRQCONF_EN);
+	init->attr.max_sge = ERNIC_MAX_RECV_SGE;
+	ibdev_dbg(&dev->ibdev, "SRQ%u: %u WRs, ring of %u\n", srq->n,
+		  srq->max_wr, srq->depth);
+	return 0;
+}
+
+/*
+ * The core destroys an SRQ only once no QP uses it (ib_destroy_srq_user()
+ * checks usecnt), so the device takes no more WQEs from it.
+ */
+int ernic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+	struct ernic_dev *dev = srq->dev;
+
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), 0);
+	ernic_srq_put(dev, srq->n);
+	flush_work(&dev->srq_work);
+	ernic_srq_free(srq);
+	return 0;
+}
+
+/* Only the limit can change: the ring is not resized (no SRQ_RESIZE). */
+int ernic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+	unsigned long flags;
+
+	if (mask & IB_SRQ_MAX_WR)
+		return -EINVAL;
+	if (!(mask & IB_SRQ_LIMIT))
+		return 0;
+	if (attr->srq_limit > srq->max_wr)
+		return -EINVAL;
+	spin_lock_irqsave(&srq->lock, flags);
+	srq->armed = attr->srq_limit != 0;
+	ernic_wr(srq->dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), attr->srq_limit);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return 0;
+}
+
+int ernic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+
+	attr->max_wr = srq->max_wr;
+	attr->max_sge = ERNIC_MAX_RECV_SGE;
+	attr->srq_limit = ernic_rd(srq->dev, ernic_srq_reg(srq,
+							   ERNIC_SRQLIMIT));
+	return 0;
+}
+
+/* One WR into the slot at pi; false when none may take it now. */
+static int ernic_srq_put_wr(struct ernic_srq *srq, const struct ib_recv_wr *wr)
+{
+	u32 slot = srq->pi;
+	u8 *w = srq->ring + (size_t)slot * ERNIC_RWQE_SIZE;
+
+	if (wr->num_sge > ERNIC_MAX_RECV_SGE)
+		return -EINVAL;
+	if (srq->outstanding >= srq->max_wr || test_bit(slot, srq->busy))
+		return -ENOMEM;
+	memset(w, 0, ERNIC_RWQE_SIZE);
+	ernic_put_sge_list(w, wr->sg_list, wr->num_sge);
+	srq->wr_id[slot] = wr->wr_id;
+	__set_bit(slot, srq->busy);
+	srq->outstanding++;
+	srq->pi = (slot + 1) % srq->depth;
+	return 0;
+}
+
+int ernic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&srq->lock, flags);
+	for (; wr; wr = wr->next) {
+		ret = ernic_srq_put_wr(srq, wr);
+		if (ret)
+			break;
+	}
+	/* The WQEs are visible before SRQPIn grants them. */
+	wmb();
+	ernic_wr(srq->dev, ernic_srq_reg(srq, ERNIC_SRQPI), srq->pi);
+	spin_unlock_irqrestore(&srq->lock, flags);
+	if (ret) {
+		*bad_wr = wr;
+		ibdev_dbg(ibsrq->device, "SRQ%u: receive WR refused (%d)\n",
+			  srq->n, ret);
+	}
+	return ret;
+}
+
+/*
+ * Slot @slot's message was reported by a QP's metadata: its WR ID, and
+ * the slot may be posted again. A slot not posted (a device or a stale
+ * entry gone wrong) gives WR ID 0 rather than another WR's.
+ */
+u64 ernic_srq_complete(struct ernic_srq *srq, u32 slot)
+{
+	unsigned long flags;
+	u64 id = 0;
+
+	slot %= srq->depth;
+	spin_lock_irqsave(&srq->lock, flags);
+	if (__test_and_clear_bit(slot, srq->busy)) {
+		id = srq->wr_id[slot];
+		srq->outstanding--;
+	}
+	spin_unlock_irqrestore(&srq->lock, flags);
+	return id;
+}
+
+/* An armed SRQ whose SRQLIMITn the device cleared: IBTA's limit event. */
+static void ernic_srq_work(struct work_struct *work)
+{
+	struct ernic_dev *dev = container_of(work, struct ernic_dev, srq_work);
+	u32 n;
+
+	for (n = 0; n < ERNIC_SRQ_NUM; n++) {
+		struct ernic_srq *srq = READ_ONCE(dev->srqs[n]);
+		struct ib_event ev = { .event = IB_EVENT_SRQ_LIMIT_REACHED };
+		bool fired;
+
+		if (!srq || !READ_ONCE(srq->armed))
+			continue;
+		spin_lock_irq(&srq->lock);
+		fired = srq->armed &&
+			!ernic_rd(dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT));
+		if (fired)
+			srq->armed = false;
+		spin_unlock_irq(&srq->lock);
+		if (fired && srq->ibsrq.event_handler) {
+			ev.device = &dev->ibdev;
+			ev.element.srq = &srq->ibsrq;
+			srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+		}
+	}
+}
+
+/* EXTEVT, from the ERNIC interrupt. */
+void ernic_srq_irq(struct ernic_dev *dev)
+{
+	u32 evt;
+
+	if (!(dev->ext & ERNIC_EXT_F_SRQ))
+		return;
+	evt = ernic_rd(dev, ERNIC_EXTEVT);
+	if (!evt)
+		return;
+	ernic_wr(dev, ERNIC_EXTEVT, evt);
+	if (evt & ERNIC_EXTEVT_SRQ_LIMIT)
+		queue_work(system_wq, &dev->srq_work);
+}
+
+void ernic_srq_init(struct ernic_dev *dev)
+{
+	INIT_WORK(&dev->srq_work, ernic_srq_work);
+	if (dev->ext & ERNIC_EXT_F_SRQ)
+		ernic_wr(dev, ERNIC_EXTEVTEN, ERNIC_EXTEVT_SRQ_LIMIT);
+}
