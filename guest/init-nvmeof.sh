@@ -11,7 +11,7 @@
 nqn=nqn.2026-11.org.qemu:ernic-test
 
 target() {
-    load nvmet-rdma
+    modprobe nvmet-rdma use_srq="$srq" || fail "modprobe nvmet-rdma"
     modprobe brd rd_nr=1 rd_size=$((mib * 1024)) || fail "brd"
     mount -t configfs none /sys/kernel/config
     cd /sys/kernel/config/nvmet || { fail "no nvmet configfs"; return; }

@@ -52,6 +52,8 @@ target() {
     acl=$tpg/acls/$(mac_port_id "$peer_mac")
     mkdir -p "$acl/lun_0"
     ln -s "$tpg/lun/lun_0" "$acl/lun_0/lun_0" || fail "ACL"
+    # ib_srpt's SRQ is the port's attribute, not a module parameter.
+    echo "$srq" >"$tpg/attrib/use_srq" || fail "srpt use_srq"
     echo 1 >"$tpg/enable" || fail "srpt enable"
     say "server: $mib MiB ramdisk as LUN 0 of srpt port $port, \
 RDMA/CM $myip:$cm_port, ACL ${acl##*/}"

@@ -6,6 +6,7 @@
 #   ulp_peer_mac=           (the peer's MAC address)
 #   ulp_mib=N               (the size of the data, MiB)
 #   ulp_mtu=N               (the net_device's MTU; 1500 unless given)
+#   ulp_srq=0|1             (the target receives through SRQs: use_srq)
 # Every line meant for the test harness starts with "guest: "; the client
 # says "client: connected (...)", "ok client: wrote N MiB" and
 # "... SHA-256 matches"; both end with "guest: RESULT PASS|FAIL".
@@ -15,6 +16,7 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 
 mib=64
+srq=0
 for a in $(cat /proc/cmdline); do
     case $a in
     ulp_role=*) role=${a#*=} ;;
@@ -24,6 +26,7 @@ for a in $(cat /proc/cmdline); do
     ulp_peer_mac=*) peer_mac=${a#*=} ;;
     ulp_mib=*) mib=${a#*=} ;;
     ulp_mtu=*) mtu=${a#*=} ;;
+    ulp_srq=*) srq=${a#*=} ;;
     esac
 done
 result=PASS

@@ -18,6 +18,9 @@
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
 # (scripts/guest-lib.sh); a TAP point checks that ernic's does.
+# ERNIC_ULP_SRQ=1: the nvmeof or srp target receives through shared
+# receive queues (nvmet_rdma use_srq=1, ib_srpt's attrib/use_srq); on an ernic server a
+# TAP point checks that its device took receive WQEs from an SRQ.
 # ERNIC_GUEST_MTU=N: both guests' net_device MTU (ernic's, or virtio-net's
 # under rxe); 4200 gives IB MTU 4096 (scripts/bench-guests.sh --mtu).
 set -euo pipefail
@@ -76,7 +79,7 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     kdep:rdma_rxe kdep:crc32_generic "${mods[@]}" \
     deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
 
-tmp=$work/guest/$ulp-$sdev-$cdev${ERNIC_GUEST_IOMMU:+-iommu}
+tmp=$work/guest/$ulp-$sdev-$cdev${ERNIC_GUEST_IOMMU:+-iommu}${ERNIC_ULP_SRQ:+-srq}
 mkdir -p "$tmp"
 sock=$tmp/link.sock
 rm -f "$sock"
@@ -96,11 +99,13 @@ cmac=52:54:00:e3:32:22
 # responses, refused frames) into a trace file per guest, for a look
 # after a failure (printed with the console's tail).
 traces() {
-    [ "$ulp" = verbs ] || return 0
+    local ev=
+    [ "$ulp" = verbs ] && ev="-trace ernic_timeout -trace ernic_retry_exhausted \
+-trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal"
+    [ -n "${ERNIC_ULP_SRQ:-}" ] && ev="$ev -trace ernic_srq_take"
+    [ -n "$ev" ] || return 0
     rm -f "$tmp/trace-$1"
-    echo "-trace ernic_timeout -trace ernic_retry_exhausted \
--trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
--D $tmp/trace-$1"
+    echo "$ev -D $tmp/trace-$1"
 }
 
 # qperf runs with the full steps only (guest/init-verbs.sh): on an ernic
@@ -117,7 +122,7 @@ start=$(date +%s%N)
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
-ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
+ulp_srq=${ERNIC_ULP_SRQ:-0} ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
     -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
@@ -169,16 +174,37 @@ verbs_taps() {
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
 }
 
+# The target's receives went through an SRQ of its ernic device.
+srq_tap() {
+    local took
+    n=$((n + 1))
+    if [ "$sdev" != ernic ]; then
+        echo "ok $n - # SKIP the SRQ check is ernic's"
+        return
+    fi
+    took=$(grep -c 'ernic_srq_take' "$tmp/trace-server" 2>/dev/null || true)
+    if [ "${took:-0}" -gt 0 ]; then
+        echo "ok $n - server: $took receive WQEs taken from SRQs"
+    else
+        echo "not ok $n - server: no receive WQE taken from an SRQ"
+        fail=1
+    fi
+}
+
 taps() {
     local iommu_taps=${ERNIC_GUEST_IOMMU:+1}
     if [ "$ulp" = verbs ]; then
         verbs_taps
         return
     fi
-    echo "1..$((5 + ${iommu_taps:-0}))"
+    local srq_taps=${ERNIC_ULP_SRQ:+1}
+    echo "1..$((5 + ${iommu_taps:-0} + ${srq_taps:-0}))"
     if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
         tap "ernic's DMA is translated by the IOMMU" \
             'DMA: IOMMU domain DMA' 1
+    fi
+    if [ -n "${ERNIC_ULP_SRQ:-}" ]; then
+        srq_tap
     fi
     tap "$ulp: $sdev server and $cdev client connect (twice)" \
         'client: connected' 2
