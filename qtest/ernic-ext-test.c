@@ -631,7 +631,6 @@ static void test_frwr_off(void)
 #define META(slot)      (DEV_BASE(1) + META_OFF + (slot) * ERNIC_RXMETA_SIZE)
 #define AETH_ACK        0x1f            /* ACK, no credit count */
 #define AETH_NAK_INV    0x61            /* NAK, Invalid Request */
-#define OPC_ACK         0x11
 #define OPC_SEND_ONLY   0x04
 #define OPC_SEND_IMM    0x05            /* SEND ONLY with Immediate */
 #define OPC_WRITE_IMM   0x0b            /* RDMA WRITE ONLY with Immediate */
@@ -660,13 +659,7 @@ static ErnicRig *meta_pair(uint32_t feat, bool qp_meta)
 static uint8_t request(ErnicRig *r, uint8_t opcode, uint32_t psn,
                        const uint8_t *ext, size_t ext_len, size_t paylen)
 {
-    uint8_t f[FRAME_MAX], a[FRAME_MAX];
-    size_t len = ernic_rig_inject(r, f, opcode, QPN_B, psn, ext, ext_len,
-                                  paylen);
-
-    ernic_rig_exchange(r, f, len, a);
-    g_assert_cmphex(a[F_BTH], ==, OPC_ACK);
-    return a[F_EXT];
+    return ernic_rig_request(r, QPN_B, opcode, psn, ext, ext_len, paylen);
 }
 
 static void assert_meta(ErnicRig *r, uint32_t slot, uint32_t len,

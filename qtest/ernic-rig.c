@@ -303,6 +303,19 @@ size_t ernic_rig_exchange(ErnicRig *r, const uint8_t *f, size_t len,
     return ernic_rig_wire_wait(r, 1, ans);
 }
 
+uint8_t ernic_rig_request(ErnicRig *r, uint32_t qpn, uint8_t opcode,
+                          uint32_t psn, const uint8_t *ext, size_t ext_len,
+                          size_t paylen)
+{
+    uint8_t f[FRAME_MAX], a[FRAME_MAX];
+    size_t len = ernic_rig_inject(r, f, opcode, qpn, psn, ext, ext_len,
+                                  paylen);
+
+    ernic_rig_exchange(r, f, len, a);
+    g_assert_cmphex(a[F_BTH], ==, 0x11 /* ACKNOWLEDGE */);
+    return a[F_EXT];
+}
+
 uint32_t ernic_rig_fatal_entry(ErnicRig *r, int i, int n)
 {
     return qtest_readl(r->d[i].e.qts, DEV_BASE(i) + FATALQ_OFF + n * 8);

@@ -221,6 +221,13 @@ void ernic_rig_burst_add(GByteArray *burst, const uint8_t *f, size_t len);
 /* Send @f to device 1 and return the next frame it answers with. */
 size_t ernic_rig_exchange(ErnicRig *r, const uint8_t *f, size_t len,
                           uint8_t *ans);
+/*
+ * Send one single-packet request from device 0 to QP @qpn of device 1;
+ * asserts that the answer is an ACK or NAK and returns its AETH syndrome.
+ */
+uint8_t ernic_rig_request(ErnicRig *r, uint32_t qpn, uint8_t opcode,
+                          uint32_t psn, const uint8_t *ext, size_t ext_len,
+                          size_t paylen);
 
 /* Entry @n of device @i's incoming packet error status queue (p.17). */
 uint32_t ernic_rig_fatal_entry(ErnicRig *r, int i, int n);

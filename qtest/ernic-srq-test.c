@@ -25,7 +25,6 @@
 #define XLKEY           ((9 << 8) | 0x44)
 #define OPC_SEND_ONLY   0x04
 #define OPC_WRITE_IMM   0x0b
-#define OPC_ACK         0x11
 #define AETH_ACK        0x1f
 #define IMM             0x11223344u
 
@@ -96,18 +95,10 @@ static ErnicRig *srq_pair(uint32_t feat, uint32_t pd, uint32_t srq_conf)
     return r;
 }
 
-/* A single-packet request to @qpn; the AETH syndrome of its answer. */
-static uint8_t request(ErnicRig *r, uint32_t qpn, uint8_t opcode,
-                       uint32_t psn, const uint8_t *ext, size_t ext_len,
-                       size_t paylen)
+/* A SEND ONLY of @len bytes to @qpn; the AETH syndrome of its answer. */
+static uint8_t send_only(ErnicRig *r, uint32_t qpn, uint32_t psn, size_t len)
 {
-    uint8_t f[FRAME_MAX], a[FRAME_MAX];
-    size_t len = ernic_rig_inject(r, f, opcode, qpn, psn, ext, ext_len,
-                                  paylen);
-
-    ernic_rig_exchange(r, f, len, a);
-    g_assert_cmphex(a[F_BTH], ==, OPC_ACK);
-    return a[F_EXT];
+    return ernic_rig_request(r, qpn, OPC_SEND_ONLY, psn, NULL, 0, len);
 }
 
 static void assert_meta(ErnicRig *r, uint32_t qpn, uint32_t slot,
@@ -174,11 +165,11 @@ static void test_shared(void)
     const uint8_t f = ERNIC_RXMETA_F_SRQ;
 
     post_wqes(r, 3);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 100),
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 100),
                     ==, AETH_ACK);
-    g_assert_cmphex(request(r, QPN_C, OPC_SEND_ONLY, PSN_A, NULL, 0, 200),
+    g_assert_cmphex(send_only(r, QPN_C, PSN_A, 200),
                     ==, AETH_ACK);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A + 1, NULL, 0, 300),
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A + 1, 300),
                     ==, AETH_ACK);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQCI)), ==, 3);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 2);
@@ -202,17 +193,17 @@ static void test_empty(void)
     ErnicRig *r = srq_pair(SRQ_FEAT, PD_NUM, ERNIC_SRQCONF_EN);
     uint8_t ext[20];
 
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64) &
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64) &
                     0xe0, ==, 0x20);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
     post_wqes(r, 2);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64), ==,
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64), ==,
                     AETH_ACK);
     assert_data(r, 0, PSN_A, 64);
     ernic_rig_reth(ext, MR_VA, RKEY, 0);
     stl_be_p(ext + 16, IMM);
-    g_assert_cmphex(request(r, QPN_B, OPC_WRITE_IMM, PSN_A + 1, ext, 20, 0),
-                    ==, AETH_ACK);
+    g_assert_cmphex(ernic_rig_request(r, QPN_B, OPC_WRITE_IMM, PSN_A + 1,
+                                      ext, 20, 0), ==, AETH_ACK);
     assert_meta(r, QPN_B, 1, 0, OPC_WRITE_IMM,
                 ERNIC_RXMETA_F_SRQ | ERNIC_RXMETA_F_IMM, 1);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQCI)), ==, 2);
@@ -230,16 +221,16 @@ static void test_limit(void)
     post_wqes(r, 4);
     ernic_rig_wr(r, 1, ERNIC_EXTEVTEN, ERNIC_EXTEVT_SRQ_LIMIT);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQLIMIT), 3);
-    request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 8);
+    send_only(r, QPN_B, PSN_A, 8);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTEVT), ==, 0);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQLIMIT)), ==, 3);
-    request(r, QPN_B, OPC_SEND_ONLY, PSN_A + 1, NULL, 0, 8);
+    send_only(r, QPN_B, PSN_A + 1, 8);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTEVT), ==,
                     ERNIC_EXTEVT_SRQ_LIMIT);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQLIMIT)), ==, 0);
     ernic_rig_wr(r, 1, ERNIC_EXTEVT, ERNIC_EXTEVT_SRQ_LIMIT);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTEVT), ==, 0);
-    request(r, QPN_B, OPC_SEND_ONLY, PSN_A + 2, NULL, 0, 8);
+    send_only(r, QPN_B, PSN_A + 2, 8);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTEVT), ==, 0);
     ernic_rig_stop(r);
 }
@@ -255,7 +246,7 @@ static void test_other_pd(void)
     ErnicRig *r = srq_pair(SRQ_FEAT, PD_NUM + 1, ERNIC_SRQCONF_EN);
 
     post_wqes(r, 2);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64) &
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64) &
                     0xe0, ==, 0x20);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQCI)), ==, 0);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
@@ -290,7 +281,7 @@ static void refused(uint32_t srq_conf, uint32_t lkey)
     put_entry(r, PD_NUM + 1);
     put_wqe(r, 0, 0x1000, lkey);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQPI), 1);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64), ==,
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64), ==,
                     0x63 /* NAK Remote Operational Error */);
     g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
                     (QPN_B << 16) | ERNIC_FATAL_RESPONSE_HANDLER);
@@ -310,7 +301,7 @@ static void test_lkey(void)
     put_entry(r, PD_NUM);
     put_wqe(r, 0, 0x1000, XLKEY);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQPI), 1);
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64), ==,
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64), ==,
                     AETH_ACK);
     assert_data(r, 0, PSN_A, 64);
     ernic_rig_stop(r);
@@ -338,7 +329,7 @@ static void test_off(void)
     stq_le_p(&w[ERNIC_SGE_ADDR], SRQ_BUF(7));
     stl_le_p(&w[ERNIC_SGE_LEN], 0x1000);
     qtest_memwrite(r->qts, DEV_BASE(1) + RQ_OFF, w, sizeof(w));
-    g_assert_cmphex(request(r, QPN_B, OPC_SEND_ONLY, PSN_A, NULL, 0, 64), ==,
+    g_assert_cmphex(send_only(r, QPN_B, PSN_A, 64), ==,
                     AETH_ACK);
     ernic_rig_fill(want, 64, PSN_A);
     ernic_rig_assert_mem(r, SRQ_BUF(7), want, 64);
