@@ -167,6 +167,9 @@ struct ernic_srq {
 	u32 outstanding;		/* posted, not yet completed */
 	bool armed;			/* SRQLIMITn written, not yet fired */
 	spinlock_t lock;		/* pi, busy, outstanding, armed */
+	/* A user SRQ: its ring and doorbell page are its process's. */
+	bool user;
+	struct ernic_umap *umap[ERNIC_USRQ_NR];
 };
 
 struct ernic_qp {
@@ -434,6 +437,8 @@ int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata);
 void ernic_uq_free(struct ernic_qp *qp);
 int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata);
 void ernic_uq_publish(struct ernic_qp *qp);
+int ernic_usrq_alloc(struct ernic_srq *srq, struct ib_udata *udata);
+void ernic_usrq_free(struct ernic_srq *srq);
 int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr);
 int ernic_user_check_recv(const struct ib_recv_wr *wr);
 

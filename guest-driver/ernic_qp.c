@@ -503,7 +503,7 @@ static u32 ernic_qp_inline(struct ernic_dev *dev,
  * device whose ERNIC-X lets it touch only registered memory
  * (ernic_uverbs.c).
  */
-static int ernic_qp_check_init(struct ernic_dev *dev,
+static int ernic_qp_check_init(struct ernic_dev *dev, struct ib_pd *pd,
 			       const struct ib_qp_init_attr *init,
 			       struct ib_udata *udata)
 {
@@ -515,10 +515,19 @@ static int ernic_qp_check_init(struct ernic_dev *dev,
 		ibdev_dbg(&dev->ibdev, "user QPs are RC QPs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
-	/* SRQs are kernel SRQs for now (ernic_srq.c). */
-	if ((init->qp_type != IB_QPT_RC && !gsi) ||
-	    (init->srq && (gsi || udata)) || init->create_flags)
+	if ((init->qp_type != IB_QPT_RC && !gsi) || (init->srq && gsi) ||
+	    init->create_flags)
 		return -EOPNOTSUPP;
+	/*
+	 * A kernel QP takes from a kernel SRQ, a process's from its own
+	 * (direct) one, and only from an SRQ of its PD (the device compares
+	 * SRQPDn with PDi).
+	 */
+	if (init->srq && (to_esrq(init->srq)->user != !!udata ||
+			  init->srq->pd != pd)) {
+		ibdev_dbg(&dev->ibdev, "SRQ of another PD or kind\n");
+		return -EINVAL;
+	}
 	/*
 	 * A send-only or receive-only QP asks for no WRs on the other
 	 * queue, as qperf's do; it gets the smallest ring (depth 4), as on
@@ -567,7 +576,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int ret;
 
-	ret = ernic_qp_check_init(dev, init, udata);
+	ret = ernic_qp_check_init(dev, ibqp->pd, init, udata);
 	if (ret)
 		return ret;
 
@@ -621,7 +630,9 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		      gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
 	qp->err_status = -1;
 	ernic_qp_try_direct(qp, udata);
-	ret = ernic_qp_alloc_queues(qp);
+	/* A user SRQ's WR IDs are its process's: only a direct QP can say. */
+	ret = qp->srq && qp->srq->user && !qp->direct ? -EOPNOTSUPP :
+	      ernic_qp_alloc_queues(qp);
 	if (!ret)
 		ret = ernic_uq_reply(qp, udata);
 	if (ret)

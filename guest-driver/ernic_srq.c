@@ -4,8 +4,9 @@
  * queues"): a ring of receive WQEs per SRQ that the device takes from in
  * ring order for whichever attached QP receives. Each QP's receive
  * metadata names the slot its message took (ernic_wr.c), and the driver
- * keeps each slot's WR ID until then. Kernel consumers only: user-space
- * SRQs need the provider's direct rings, which it does not have yet.
+ * keeps each slot's WR ID until then. A user SRQ is direct: its ring and
+ * doorbell page are its process's (ernic_uverbs.c), whose provider posts
+ * to it and keeps the WR IDs.
  */
 
 #include <linux/dma-mapping.h>
@@ -49,9 +50,8 @@ static int ernic_srq_check(struct ernic_dev *dev,
 	const u32 need = ERNIC_EXT_F_SRQ | ERNIC_EXT_F_RXWQE |
 			 ERNIC_EXT_F_RXMETA;
 
-	if ((dev->ext & need) != need || udata ||
-	    init->srq_type != IB_SRQT_BASIC) {
-		ibdev_dbg(&dev->ibdev, "SRQs are basic kernel SRQs with ERNIC-X\n");
+	if ((dev->ext & need) != need || init->srq_type != IB_SRQT_BASIC) {
+		ibdev_dbg(&dev->ibdev, "SRQs are basic SRQs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
 	if (!init->attr.max_wr || init->attr.max_wr > ERNIC_MAX_SRQ_WR ||
@@ -60,14 +60,46 @@ static int ernic_srq_check(struct ernic_dev *dev,
 	return 0;
 }
 
+/* A kernel SRQ's ring and what the driver keeps of its WRs. */
+static int ernic_srq_alloc(struct ernic_srq *srq)
+{
+	srq->ring = dma_alloc_coherent(&srq->dev->pdev->dev,
+				       (size_t)srq->depth * ERNIC_RWQE_SIZE,
+				       &srq->ring_dma, GFP_KERNEL);
+	srq->wr_id = kcalloc(srq->depth, sizeof(*srq->wr_id), GFP_KERNEL);
+	srq->busy = bitmap_zalloc(srq->depth, GFP_KERNEL);
+	return srq->ring && srq->wr_id && srq->busy ? 0 : -ENOMEM;
+}
+
 static void ernic_srq_free(struct ernic_srq *srq)
 {
-	if (srq->ring)
+	if (srq->user)
+		ernic_usrq_free(srq);
+	else if (srq->ring)
 		dma_free_coherent(&srq->dev->pdev->dev,
 				  (size_t)srq->depth * ERNIC_RWQE_SIZE,
 				  srq->ring, srq->ring_dma);
 	kfree(srq->wr_id);
 	bitmap_free(srq->busy);
+	ernic_srq_put(srq->dev, srq->n);
+}
+
+/* The SRQ's register block (docs/extension.md), enabled last. */
+static void ernic_srq_program(struct ernic_srq *srq, u32 pdn)
+{
+	struct ernic_dev *dev = srq->dev;
+
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBA),
+		 lower_32_bits(srq->ring_dma));
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBAMSB),
+		 upper_32_bits(srq->ring_dma));
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQDEPTH), srq->depth);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPD), pdn);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPI), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), 0);
+	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), ERNIC_SRQCONF_EN |
+		 (srq->user ? ERNIC_SRQCONF_USER : 0));
 }
 
 /*
@@ -88,30 +120,16 @@ int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	spin_lock_init(&srq->lock);
 	srq->max_wr = init->attr.max_wr;
 	srq->depth = roundup_pow_of_two(2 * srq->max_wr + 1);
-	srq->ring = dma_alloc_coherent(&dev->pdev->dev,
-				       (size_t)srq->depth * ERNIC_RWQE_SIZE,
-				       &srq->ring_dma, GFP_KERNEL);
-	srq->wr_id = kcalloc(srq->depth, sizeof(*srq->wr_id), GFP_KERNEL);
-	srq->busy = bitmap_zalloc(srq->depth, GFP_KERNEL);
-	if (!srq->ring || !srq->wr_id || !srq->busy) {
-		ernic_srq_free(srq);
-		return -ENOMEM;
-	}
+	srq->user = !!udata;
 	srq->n = ernic_srq_get(dev, srq);
-	if (srq->n == ERNIC_SRQ_NUM) {
-		ernic_srq_free(srq);
+	if (srq->n == ERNIC_SRQ_NUM)
 		return -ENOMEM;
+	ret = udata ? ernic_usrq_alloc(srq, udata) : ernic_srq_alloc(srq);
+	if (ret) {
+		ernic_srq_free(srq);
+		return ret;
 	}
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), 0);
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBA),
-		 lower_32_bits(srq->ring_dma));
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQBAMSB),
-		 upper_32_bits(srq->ring_dma));
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQDEPTH), srq->depth);
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPD), to_epd(ibsrq->pd)->pdn);
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPI), 0);
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), 0);
-	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), ERNIC_SRQCONF_EN);
+	ernic_srq_program(srq, to_epd(ibsrq->pd)->pdn);
 	init->attr.max_sge = ERNIC_MAX_RECV_SGE;
 	ibdev_dbg(&dev->ibdev, "SRQ%u: %u WRs, ring of %u\n", srq->n,
 		  srq->max_wr, srq->depth);
@@ -128,9 +146,8 @@ int ernic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	struct ernic_dev *dev = srq->dev;
 
 	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), 0);
-	ernic_srq_put(dev, srq->n);
-	flush_work(&dev->srq_work);
 	ernic_srq_free(srq);
+	flush_work(&dev->srq_work);
 	return 0;
 }
 
@@ -191,6 +208,11 @@ int ernic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int ret = 0;
 
+	/* A user SRQ's process posts to it itself (no command path). */
+	if (srq->user) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	spin_lock_irqsave(&srq->lock, flags);
 	for (; wr; wr = wr->next) {
 		ret = ernic_srq_put_wr(srq, wr);

@@ -155,31 +155,33 @@ bool ernic_uq_wanted(struct ernic_qp *qp, struct ib_udata *udata)
 	       qp->qpn <= ERNIC_UDB_BAR_SIZE / ERNIC_UDB_PAGE;
 }
 
-/* A region of @size bytes, made visible to the QP's context. */
-static int ernic_uq_region(struct ernic_qp *qp, struct ib_udata *udata,
-			   enum ernic_uq_region r, size_t size, bool ro)
+/*
+ * A region of @size bytes made visible to @udata's context: a coherent
+ * buffer, or with @udb the page at that offset of the doorbell BAR.
+ */
+static struct ernic_umap *ernic_umap_new(struct ernic_dev *dev,
+					 struct ib_udata *udata, size_t size,
+					 bool ro, bool udb, u32 udb_off)
 {
 	struct ernic_ucontext *uc =
 		rdma_udata_to_drv_context(udata, struct ernic_ucontext, ibuc);
-	struct ernic_dev *dev = qp->dev;
 	struct ernic_umap *m;
 	int ret;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	m->dma_dev = &dev->pdev->dev;
 	m->size = PAGE_ALIGN(size);
 	m->ro = ro;
-	if (r == ERNIC_UQ_UDB) {
-		m->io = pci_resource_start(dev->pdev, ERNIC_BAR_UDB) +
-			ERNIC_UDB_OFFSET(qp->qpn);
+	if (udb) {
+		m->io = pci_resource_start(dev->pdev, ERNIC_BAR_UDB) + udb_off;
 	} else {
 		m->cpu = dma_alloc_coherent(m->dma_dev, m->size, &m->dma,
 					    GFP_KERNEL);
 		if (!m->cpu) {
 			kfree(m);
-			return -ENOMEM;
+			return ERR_PTR(-ENOMEM);
 		}
 		/*
 		 * ernic_mmap() maps the pages behind the linear address: an
@@ -187,14 +189,27 @@ static int ernic_uq_region(struct ernic_qp *qp, struct ib_udata *udata,
 		 */
 		if (!virt_addr_valid(m->cpu)) {
 			ernic_mmap_free(&m->rdma);
-			return -EOPNOTSUPP;
+			return ERR_PTR(-EOPNOTSUPP);
 		}
 	}
 	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &m->rdma, m->size);
 	if (ret) {
 		ernic_mmap_free(&m->rdma);
-		return ret;
+		return ERR_PTR(ret);
 	}
+	return m;
+}
+
+/* The page-aligned region @r of a direct QP. */
+static int ernic_uq_region(struct ernic_qp *qp, struct ib_udata *udata,
+			   enum ernic_uq_region r, size_t size, bool ro)
+{
+	struct ernic_umap *m = ernic_umap_new(qp->dev, udata, size, ro,
+					      r == ERNIC_UQ_UDB,
+					      ERNIC_UDB_OFFSET(qp->qpn));
+
+	if (IS_ERR(m))
+		return PTR_ERR(m);
 	qp->umap[r] = m;
 	return 0;
 }
@@ -336,4 +351,63 @@ int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr)
 int ernic_user_check_recv(const struct ib_recv_wr *wr)
 {
 	return ernic_sges_keyed(wr->sg_list, wr->num_sge) ? 0 : -EINVAL;
+}
+
+/* Was SRQ @srq asked for as a direct SRQ, and can it be one? */
+static bool ernic_usrq_wanted(struct ernic_srq *srq, struct ib_udata *udata)
+{
+	struct ernic_ucontext *uc =
+		rdma_udata_to_drv_context(udata, struct ernic_ucontext, ibuc);
+	struct ernic_create_srq_cmd cmd = {};
+
+	if (!udata->inlen ||
+	    ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd))))
+		return false;
+	return uc->direct && (cmd.flags & ERNIC_SRQ_DIRECT) &&
+	       pci_resource_len(srq->dev->pdev, ERNIC_BAR_UDB) >=
+	       ERNIC_UDB_SRQ_OFFSET(srq->n) + ERNIC_UDB_PAGE;
+}
+
+/*
+ * A user SRQ: its ring and doorbell page mapped into the process, which
+ * posts to it (the device refuses its WQEs' L_Key 0, SRQCONFn[1]). The
+ * answer says where. Not direct: refused, there is no command path.
+ */
+int ernic_usrq_alloc(struct ernic_srq *srq, struct ib_udata *udata)
+{
+	struct ernic_create_srq_resp resp = {};
+	struct ernic_umap *m;
+	int r;
+
+	if (!ernic_usrq_wanted(srq, udata))
+		return -EOPNOTSUPP;
+	for (r = 0; r < ERNIC_USRQ_NR; r++) {
+		m = ernic_umap_new(srq->dev, udata, r == ERNIC_USRQ_RING ?
+				   (size_t)srq->depth * ERNIC_RWQE_SIZE :
+				   ERNIC_UDB_PAGE, false, r == ERNIC_USRQ_UDB,
+				   ERNIC_UDB_SRQ_OFFSET(srq->n));
+		if (IS_ERR(m))
+			return PTR_ERR(m);
+		srq->umap[r] = m;
+		resp.key[r] = rdma_user_mmap_get_offset(&m->rdma);
+		resp.len[r] = m->size;
+	}
+	srq->ring = srq->umap[ERNIC_USRQ_RING]->cpu;
+	srq->ring_dma = srq->umap[ERNIC_USRQ_RING]->dma;
+	resp.flags = ERNIC_SRQ_DIRECT;
+	resp.depth = srq->depth;
+	return ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+}
+
+/* The SRQ lets go of its regions, freed once unmapped too. */
+void ernic_usrq_free(struct ernic_srq *srq)
+{
+	int r;
+
+	for (r = 0; r < ERNIC_USRQ_NR; r++) {
+		if (srq->umap[r])
+			rdma_user_mmap_entry_remove(&srq->umap[r]->rdma);
+		srq->umap[r] = NULL;
+	}
+	srq->ring = NULL;
 }

@@ -70,6 +70,33 @@ struct ernic_create_qp_resp {
 };
 
 /*
+ * create_srq: a direct SRQ (ERNIC-X SRQ with UDB, docs/extension.md,
+ * "Shared receive queues") has its ring and its doorbell page mapped
+ * into the process, which writes its receive WQEs and rings SRQPIn; its
+ * direct QPs report which WQE each message took. A user SRQ is always
+ * direct: the driver refuses one that is not asked for as such.
+ */
+#define ERNIC_SRQ_DIRECT	(1u << 0)
+
+struct ernic_create_srq_cmd {
+	__u32 flags;				/* ERNIC_SRQ_DIRECT: asked for */
+	__u32 reserved;
+};
+
+enum ernic_usrq_region {
+	ERNIC_USRQ_RING,	/* depth 64-byte receive WQEs, read-write */
+	ERNIC_USRQ_UDB,		/* the SRQ's doorbell page in BAR3 */
+	ERNIC_USRQ_NR
+};
+
+struct ernic_create_srq_resp {
+	__u32 flags;				/* ERNIC_SRQ_DIRECT: granted */
+	__u32 depth;				/* ring slots, a power of two */
+	__aligned_u64 key[ERNIC_USRQ_NR];	/* mmap offsets */
+	__aligned_u64 len[ERNIC_USRQ_NR];	/* mapping lengths */
+};
+
+/*
  * The status page of a direct QP. The device writes the two doorbell
  * words (PG332 CQDBADDi, RQWPTRDBADDi); the driver writes the rest, the
  * IBTA state as enum ib_qp_state (= enum ibv_qp_state) and the status of
