@@ -331,6 +331,11 @@ static int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
 
+	/* IBTA: a QP of an SRQ takes no receive WR of its own. */
+	if (qp->srq) {
+		*bad = wr;
+		return EINVAL;
+	}
 	if (qp->direct)
 		return ernic_dq_post_recv(qp, wr, bad);
 	return ibv_cmd_post_recv(ibqp, wr, bad);
@@ -368,20 +373,25 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.create_cq_ex = ernic_create_cq_ex,
 	.create_qp = ernic_create_qp,
 	.create_qp_ex = ernic_create_qp_ex,
+	.create_srq = ernic_create_srq,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dereg_mr = ernic_dereg_mr,
 	.destroy_ah = ernic_destroy_ah,
 	.destroy_cq = ernic_destroy_cq,
 	.destroy_qp = ernic_destroy_qp,
+	.destroy_srq = ernic_destroy_srq,
 	.free_context = ernic_free_context,
 	.modify_qp = ernic_modify_qp,
+	.modify_srq = ernic_modify_srq,
 	/* Direct QPs here, others through the kernel driver. */
 	.poll_cq = ernic_poll_cq,
 	.post_recv = ernic_post_recv,
 	.post_send = ernic_post_send,
+	.post_srq_recv = ernic_post_srq_recv,
 	.query_device_ex = ernic_query_device,
 	.query_port = ernic_query_port,
 	.query_qp = ernic_query_qp,
+	.query_srq = ernic_query_srq,
 	.reg_mr = ernic_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = ernic_rereg_mr,

@@ -87,6 +87,26 @@ struct ernic_dq {
 	struct list_node rcq_node;
 };
 
+/*
+ * A user SRQ, always direct (ernic_srq.c): its ring and doorbell page
+ * are mapped here; the WR ID of each slot is kept until a QP's receive
+ * metadata names the slot.
+ */
+struct ernic_srq {
+	struct ibv_srq ibsrq;		/* first: freed through it */
+	void *map[ERNIC_USRQ_NR];
+	size_t len[ERNIC_USRQ_NR];
+	uint8_t *ring;			/* 64-byte receive WQEs */
+	volatile uint32_t *udb;		/* its page of BAR3 */
+	uint32_t depth;			/* ring slots: twice the WRs */
+	uint32_t max_wr;
+	pthread_spinlock_t lock;	/* pi, outstanding, busy[], wr_id[] */
+	uint32_t pi;
+	uint32_t outstanding;
+	uint8_t *busy;			/* slot posted, not yet completed */
+	uint64_t *wr_id;
+};
+
 struct ernic_qp {
 	struct verbs_qp vqp;		/* first: freed through it */
 	/* ibv_wr_*(): the WRs built since ibv_wr_start() (ernic_ex.c) */
@@ -101,6 +121,7 @@ struct ernic_qp {
 	bool wr_api;			/* created with send_ops_flags */
 	bool direct;
 	struct ernic_dq dq;		/* a direct QP's own */
+	struct ernic_srq *srq;		/* its receive WQEs' */
 	struct ernic_cq *scq, *rcq;
 };
 
@@ -112,6 +133,11 @@ static inline struct ernic_context *to_ectx(struct ibv_context *ibctx)
 static inline struct ernic_cq *to_ecq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct ernic_cq, vcq.cq);
+}
+
+static inline struct ernic_srq *to_esrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct ernic_srq, ibsrq);
 }
 
 static inline struct ernic_qp *to_eqp(struct ibv_qp *ibqp)
@@ -146,5 +172,17 @@ int ernic_dq_poll_sq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
 int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
 void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
 		       int mask);
+void ernic_put_sges(uint8_t *g, const struct ibv_sge *sg, int n);
+
+/* ernic_srq.c: shared receive queues */
+struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr);
+int ernic_destroy_srq(struct ibv_srq *ibsrq);
+int ernic_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int mask);
+int ernic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int ernic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad);
+uint64_t ernic_srq_complete(struct ernic_srq *srq, uint32_t slot);
 
 #endif /* ERNIC_PROVIDER_H */

@@ -16,5 +16,7 @@ DECLARE_DRV_CMD(ernic_cmd_alloc_context, IB_USER_VERBS_CMD_GET_CONTEXT,
 		empty, ernic_alloc_ucontext_resp);
 DECLARE_DRV_CMD(ernic_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		ernic_create_qp_cmd, ernic_create_qp_resp);
+DECLARE_DRV_CMD(ernic_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		ernic_create_srq_cmd, ernic_create_srq_resp);
 
 #endif /* ERNIC_PROVIDER_ABI_H */

@@ -127,8 +127,12 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	if (pthread_spin_init(&q->sq_lock, PTHREAD_PROCESS_PRIVATE) ||
 	    pthread_spin_init(&q->rq_lock, PTHREAD_PROCESS_PRIVATE))
 		return ENOMEM;
-	/* The RQ starts one short of full (guest-driver/ernic_qp.c). */
+	/*
+	 * The RQ starts one short of full (guest-driver/ernic_qp.c); with
+	 * an SRQ the driver has granted all of it.
+	 */
 	q->rq_seen = q->rq_depth - 1;
+	q->rq_ci = qp->srq ? q->rq_depth - 1 : 0;
 	qp->max_inline = cap->max_inline_data;
 	qp->direct = true;
 	return 0;
@@ -231,7 +235,7 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
-static void ernic_put_sges(uint8_t *g, const struct ibv_sge *sg, int n)
+void ernic_put_sges(uint8_t *g, const struct ibv_sge *sg, int n)
 {
 	int i;
 
@@ -517,6 +521,43 @@ static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
 	}
 }
 
+/*
+ * Receive completions of a QP of an SRQ: each RQ slot the device filled
+ * names the SRQ slot its message took, whose WR ID it reports; the QP's
+ * slot is then granted again. The SRQ's WRs are not flushed in Error:
+ * they stay for its other QPs (IBTA 10.2.9.5).
+ */
+static int ernic_dq_poll_srq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
+{
+	struct ernic_dq *q = &qp->dq;
+	uint32_t pi;
+	int got = 0;
+
+	pthread_spin_lock(&q->rq_lock);
+	pi = (le32toh(q->st->rq_db) & 0xffff) % q->rq_depth;
+	/* The metadata is read after the doorbell word that covers it. */
+	udma_from_device_barrier();
+	while (got < n && q->rq_seen != pi) {
+		const uint8_t *m = q->meta +
+				   (size_t)q->rq_seen * ERNIC_RXMETA_SIZE;
+		struct ibv_wc *c = &wc[got++];
+
+		memset(c, 0, sizeof(*c));
+		c->wr_id = ernic_srq_complete(qp->srq,
+					      get_le32(m + ERNIC_RXMETA_SRQ_WQE));
+		c->qp_num = qp->vqp.qp.qp_num;
+		c->src_qp = q->dest_qpn;
+		c->opcode = IBV_WC_RECV;
+		ernic_dq_recv(q, c);
+		q->rq_seen = (q->rq_seen + 1) % q->rq_depth;
+		q->rq_ci = (q->rq_ci + 1) % q->rq_depth;
+	}
+	if (got)
+		mmio_write32((void *)(q->udb + ERNIC_UDB_RQCI / 4), q->rq_ci);
+	pthread_spin_unlock(&q->rq_lock);
+	return got;
+}
+
 /* Receive completions: the RQ producer index's doorbell word. */
 int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 {
@@ -525,6 +566,8 @@ int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 	uint32_t pi;
 	int got = 0;
 
+	if (qp->srq)
+		return ernic_dq_poll_srq(qp, n, wc);
 	pthread_spin_lock(&q->rq_lock);
 	pi = (le32toh(q->st->rq_db) & 0xffff) % q->rq_depth;
 	/* The metadata is read after the doorbell word that covers it. */
@@ -581,7 +624,7 @@ void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
 	if (attr->qp_state != IBV_QPS_RESET)
 		return;
 	pthread_spin_lock(&q->rq_lock);
-	q->rq_ci = 0;
+	q->rq_ci = qp->srq ? q->rq_depth - 1 : 0;
 	q->rq_seen = q->rq_depth - 1;
 	q->rwqe_pi = 0;
 	q->rwqe_ci = 0;

@@ -416,6 +416,7 @@ static int ernic_qp_setup(struct ernic_qp *qp, struct ibv_qp_init_attr_ex *attr,
 
 	qp->scq = container_of(attr->send_cq, struct ernic_cq, vcq.cq);
 	qp->rcq = container_of(attr->recv_cq, struct ernic_cq, vcq.cq);
+	qp->srq = attr->srq ? to_esrq(attr->srq) : NULL;
 	if (resp->flags & ERNIC_QP_DIRECT) {
 		ret = ernic_dq_map(qp, attr->pd, resp, &attr->cap);
 		qp->dq.sig_all = attr->sq_sig_all;

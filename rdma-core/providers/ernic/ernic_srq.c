@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Shared receive queues of the ernic provider (docs/extension.md,
+ * "Shared receive queues"; docs/driver.md, "Shared receive queues").
+ *
+ * A user SRQ is direct: the driver maps its ring of 64-byte receive WQEs
+ * and its page of BAR3, which holds SRQPIn and nothing else the process
+ * may write. The device takes WQEs in ring order for whichever direct QP
+ * receives, and that QP's metadata names the WQE's slot, by which its
+ * completion finds the WR ID kept here. Nothing written here is trusted:
+ * the device refuses a WQE of a user SRQ whose SGE has L_Key 0, and
+ * checks every other key against the QP's PD.
+ */
+
+#include <config.h>
+
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+
+#include "ernic.h"
+
+static int ernic_srq_map(struct ernic_srq *srq, int fd,
+			 const struct ernic_create_srq_resp *resp)
+{
+	int r;
+
+	srq->depth = resp->depth;
+	if (!(resp->flags & ERNIC_SRQ_DIRECT) || srq->depth < 2 ||
+	    srq->depth <= srq->max_wr ||
+	    resp->len[ERNIC_USRQ_RING] <
+	    (size_t)srq->depth * ERNIC_RWQE_SIZE ||
+	    resp->len[ERNIC_USRQ_UDB] < ERNIC_UDB_SRQCI + 4)
+		return EINVAL;
+	for (r = 0; r < ERNIC_USRQ_NR; r++) {
+		srq->map[r] = mmap(NULL, resp->len[r], PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, resp->key[r]);
+		if (srq->map[r] == MAP_FAILED) {
+			srq->map[r] = NULL;
+			return errno;
+		}
+		srq->len[r] = resp->len[r];
+	}
+	srq->ring = srq->map[ERNIC_USRQ_RING];
+	srq->udb = srq->map[ERNIC_USRQ_UDB];
+	srq->wr_id = calloc(srq->depth, sizeof(*srq->wr_id));
+	srq->busy = calloc(srq->depth, sizeof(*srq->busy));
+	return srq->wr_id && srq->busy ? 0 : ENOMEM;
+}
+
+static void ernic_srq_unmap(struct ernic_srq *srq)
+{
+	int r;
+
+	for (r = 0; r < ERNIC_USRQ_NR; r++)
+		if (srq->map[r])
+			munmap(srq->map[r], srq->len[r]);
+	free(srq->wr_id);
+	free(srq->busy);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+}
+
+struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ernic_cmd_create_srq cmd = {};
+	struct ernic_cmd_create_srq_resp resp = {};
+	struct ernic_srq *srq;
+	int ret;
+
+	if (!to_ectx(pd->context)->direct) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq || pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cmd.flags = ERNIC_SRQ_DIRECT;
+	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		pthread_spin_destroy(&srq->lock);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->max_wr = attr->attr.max_wr;
+	ret = ernic_srq_map(srq, pd->context->cmd_fd, &resp.drv_payload);
+	if (ret) {
+		ibv_cmd_destroy_srq(&srq->ibsrq);
+		ernic_srq_unmap(srq);
+		errno = ret;
+		return NULL;
+	}
+	return &srq->ibsrq;
+}
+
+int ernic_destroy_srq(struct ibv_srq *ibsrq)
+{
+	int ret = ibv_cmd_destroy_srq(ibsrq);
+
+	if (!ret)
+		ernic_srq_unmap(to_esrq(ibsrq));
+	return ret;
+}
+
+int ernic_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int mask)
+{
+	struct ibv_modify_srq cmd;
+
+	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+}
+
+int ernic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+/* One WR into the slot at pi: keys only, the slot's last WR reported. */
+static int ernic_srq_put(struct ernic_srq *srq, const struct ibv_recv_wr *wr)
+{
+	uint8_t *w = srq->ring + (size_t)srq->pi * ERNIC_RWQE_SIZE;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > ERNIC_RWQE_SGES)
+		return EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		if (!wr->sg_list[i].lkey)
+			return EINVAL;
+	if (srq->outstanding >= srq->max_wr || srq->busy[srq->pi])
+		return ENOMEM;
+	memset(w, 0, ERNIC_RWQE_SIZE);
+	ernic_put_sges(w, wr->sg_list, wr->num_sge);
+	srq->wr_id[srq->pi] = wr->wr_id;
+	srq->busy[srq->pi] = 1;
+	srq->outstanding++;
+	srq->pi = (srq->pi + 1) % srq->depth;
+	return 0;
+}
+
+int ernic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+	int ret = 0;
+
+	pthread_spin_lock(&srq->lock);
+	for (; wr; wr = wr->next) {
+		ret = ernic_srq_put(srq, wr);
+		if (ret) {
+			*bad = wr;
+			break;
+		}
+	}
+	/* The WQEs are visible before SRQPIn grants them. */
+	udma_to_device_barrier();
+	mmio_write32((void *)(srq->udb + ERNIC_UDB_SRQPI / 4), srq->pi);
+	pthread_spin_unlock(&srq->lock);
+	return ret;
+}
+
+/*
+ * The WR ID of the WQE in @slot, which a QP's metadata named; the slot
+ * may be posted again. A slot not posted gives WR ID 0.
+ */
+uint64_t ernic_srq_complete(struct ernic_srq *srq, uint32_t slot)
+{
+	uint64_t id = 0;
+
+	slot %= srq->depth;
+	pthread_spin_lock(&srq->lock);
+	if (srq->busy[slot]) {
+		srq->busy[slot] = 0;
+		srq->outstanding--;
+		id = srq->wr_id[slot];
+	}
+	pthread_spin_unlock(&srq->lock);
+	return id;
+}
