@@ -23,6 +23,10 @@
  *   - ibv_rereg_mr of its own MR: onto other memory (the keys must then
  *     reach the new memory only), onto kernel memory (refused, the MR as
  *     it was), to local access only (remote writes refused);
+ *   - with a shared receive queue (ERNIC-X SRQ, which is always direct):
+ *     receive WQEs written straight into its mapped ring naming bus
+ *     memory or the victim's buffer; a QP of another PD on it; a QP on
+ *     the victim's SRQ handle;
  *   - a mapping of the device: mmap() of the uverbs file at an offset
  *     that is not one of its own QPs', a read-only ring made writable,
  *     the BAR's sysfs resource file.
@@ -63,6 +67,7 @@ struct victim_info {
 	uint32_t lkey;
 	uint32_t rkey;
 	uint32_t qp_handle;
+	uint32_t srq_handle;
 };
 
 static void drop_privileges(void)
@@ -488,6 +493,125 @@ static void check_foreign_qp(struct dev *d, const struct victim_info *v)
 	ibv_destroy_qp(own);
 }
 
+/* An SRQ of the attacker's on @pd: four WRs of one SGE. */
+static struct ibv_srq *srq_new(struct ibv_pd *pd)
+{
+	struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+	};
+
+	return ibv_create_srq(pd, &a);
+}
+
+/*
+ * The control of the SRQ checks: a SEND of the attacker's own buffer
+ * lands in the buffer of the SRQ WR it posted.
+ */
+static void check_srq_control(struct dev *d)
+{
+	const char *name = "control: a SEND lands through an SRQ";
+	struct ibv_srq *srq = srq_new(d->pd);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)d->buf + 2048, .length = 64,
+		.lkey = d->mr->lkey,
+	};
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct pair p = { 0 };
+
+	if (!srq) {
+		printf("ok - %s # SKIP no SRQ (%s)\n", name, strerror(errno));
+		return;
+	}
+	memset(d->buf, 0x5a, 64);
+	memset(d->buf + 2048, 0, 64);
+	if (pair_new_srq(d, &p, srq) || ibv_post_srq_recv(srq, &wr, &bad) ||
+	    post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey, 0, 0,
+		      0)) {
+		report(0, name, "no QP pair or post");
+	} else {
+		report(wait_wc(d, p.a) == IBV_WC_SUCCESS &&
+		       wait_wc(d, p.b) == IBV_WC_SUCCESS &&
+		       !memcmp(d->buf, d->buf + 2048, 64), name, NULL);
+	}
+	pair_free(&p);
+	ibv_destroy_srq(srq);
+}
+
+/*
+ * A receive WQE written straight into the mapped ring of the attacker's
+ * SRQ (its lowest mmap offsets: the SRQ comes before its QPs; ring,
+ * then doorbell page), naming @addr through @lkey, and rung through its
+ * doorbell page: the SEND that takes it must end in an error.
+ */
+static void check_srq_forged(struct dev *d, uint64_t addr, uint32_t lkey,
+			     const char *name)
+{
+	struct ibv_srq *srq = srq_new(d->pd);
+	struct pair p = { 0 };
+	struct umap m[32];
+	uint8_t *w;
+
+	if (!srq) {
+		printf("ok - %s # SKIP no SRQ (%s)\n", name, strerror(errno));
+		return;
+	}
+	if (umaps(m, 32) < 2 || pair_new_srq(d, &p, srq)) {
+		report(0, name, "no SRQ mapping or QP pair");
+		goto out;
+	}
+	w = m[0].start;
+	memset(w, 0, ERNIC_RWQE_SIZE);
+	memcpy(w + ERNIC_SGE_ADDR, &addr, 8);
+	memcpy(w + ERNIC_SGE_LEN, &(uint32_t){ 64 }, 4);
+	memcpy(w + ERNIC_SGE_LKEY, &lkey, 4);
+	__sync_synchronize();
+	*(volatile uint32_t *)(m[1].start + ERNIC_UDB_SRQPI) = 1;
+	memset(d->buf, 0x5a, 64);
+	if (post_send(p.a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey, 0, 0,
+		      0)) {
+		report(0, name, "no post");
+		goto out;
+	}
+	report(wait_wc(d, p.a) != IBV_WC_SUCCESS, name, NULL);
+out:
+	pair_free(&p);
+	ibv_destroy_srq(srq);
+}
+
+/*
+ * An SRQ of another PD, and the victim's SRQ by its handle: no QP of
+ * the attacker's receives through either.
+ */
+static void check_srq_foreign(struct dev *d, const struct victim_info *v)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(d->ctx);
+	struct ibv_srq *srq = pd2 ? srq_new(pd2) : NULL;
+	struct ibv_srq fake;
+	struct ibv_qp *qp;
+
+	if (!srq) {
+		printf("ok - SRQ of another PD # SKIP no SRQ\n");
+		printf("ok - SRQ handle of another process # SKIP no SRQ\n");
+		goto out;
+	}
+	qp = qp_new_srq(d, srq);
+	report(!qp, "a QP on an SRQ of another PD is refused", NULL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	fake = *srq;
+	fake.handle = v->srq_handle;
+	fake.pd = d->pd;
+	qp = fake.handle == srq->handle ? NULL : qp_new_srq(d, &fake);
+	report(!qp && fake.handle != srq->handle,
+	       "a QP on another process's SRQ handle is refused", NULL);
+	if (qp)
+		ibv_destroy_qp(qp);
+	ibv_destroy_srq(srq);
+out:
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+}
+
 static void check_mmap(struct dev *d, const char *bdf)
 {
 	char path[128];
@@ -517,6 +641,7 @@ static int victim(const char *name, int gid_index, int to_attacker,
 	struct victim_info v;
 	struct dev d = { 0 };
 	struct ibv_qp *qp = NULL;
+	struct ibv_srq *srq = NULL;
 	char c;
 	int i;
 
@@ -530,6 +655,15 @@ static int victim(const char *name, int gid_index, int to_attacker,
 	for (i = 0; i < 4; i++)
 		if (!(qp = qp_new(&d)))
 			return 2;
+	/* Likewise an SRQ (where there are SRQs), the fourth. */
+	for (i = 0; i < 4; i++) {
+		struct ibv_srq_init_attr sa = {
+			.attr = { .max_wr = 4, .max_sge = 1 },
+		};
+
+		srq = ibv_create_srq(d.pd, &sa);
+	}
+	v.srq_handle = srq ? srq->handle : 0;
 	memset(d.buf, SECRET, BUF_SIZE);
 	v.addr = (uintptr_t)d.buf;
 	v.lkey = d.mr->lkey;
@@ -572,6 +706,12 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 	check_forged(&d, v.addr, v.lkey,
 		     "a WQE written into the mapped SQ with another process's L_Key ends in an error, nothing sent");
 	check_direct_mmap(&d);
+	check_srq_control(&d);
+	check_srq_forged(&d, 0x100000, 0,
+			 "an SRQ WQE written into the mapped ring naming bus memory (L_Key 0) ends in an error");
+	check_srq_forged(&d, v.addr, v.lkey,
+			 "an SRQ WQE written into the mapped ring with another process's L_Key ends in an error");
+	check_srq_foreign(&d, &v);
 	check_mmap(&d, bdf);
 }
 

@@ -82,12 +82,14 @@ static inline int dev_open(struct dev *d, const char *name, int gid_index)
 	return d->mr ? 0 : -1;
 }
 
-static inline struct ibv_qp *qp_new(struct dev *d)
+/* An RC QP in INIT, receiving through @srq if not NULL. */
+static inline struct ibv_qp *qp_new_srq(struct dev *d, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = d->cq,
 		.recv_cq = d->cq,
-		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+		.srq = srq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = srq ? 0 : 8,
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = 64 },
 		.qp_type = IBV_QPT_RC,
@@ -106,6 +108,11 @@ static inline struct ibv_qp *qp_new(struct dev *d)
 		return NULL;
 	}
 	return qp;
+}
+
+static inline struct ibv_qp *qp_new(struct dev *d)
+{
+	return qp_new_srq(d, NULL);
 }
 
 /* INIT -> RTR -> RTS towards @dqpn at d->dgid (loopback unless set). */
@@ -159,10 +166,12 @@ static inline int stashed_wc(struct dev *d, struct ibv_qp *qp)
 	return -1;
 }
 
-static inline int pair_new(struct dev *d, struct pair *p)
+/* Two connected RC QPs; the responder receives through @srq if any. */
+static inline int pair_new_srq(struct dev *d, struct pair *p,
+			       struct ibv_srq *srq)
 {
 	p->a = qp_new(d);
-	p->b = qp_new(d);
+	p->b = qp_new_srq(d, srq);
 	if (!p->a || !p->b)
 		return -1;
 	/* Completions of QPs destroyed before, with these numbers, go. */
@@ -172,6 +181,11 @@ static inline int pair_new(struct dev *d, struct pair *p)
 	    qp_connect(d, p->b, p->a->qp_num))
 		return -1;
 	return 0;
+}
+
+static inline int pair_new(struct dev *d, struct pair *p)
+{
+	return pair_new_srq(d, p, NULL);
 }
 
 static inline void pair_free(struct pair *p)

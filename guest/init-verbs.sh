@@ -8,7 +8,8 @@
 #   client: runs the client side of each step against it (retrying while
 #           the server side is not yet listening) and checks its output:
 #           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
-#           sizes, rping with its payload check, perftest's bandwidth and
+#           sizes, ibv_srq_pingpong (4 QPs on one SRQ, the server checking
+#           the buffers), rping with its payload check, perftest's bandwidth and
 #           latency tests, with verbs_steps=full qperf's RC tests (not
 #           with verbs_qperf=0);
 #           then, on ernic, the security checks
@@ -107,6 +108,9 @@ step_list() {
     for s in $sizes; do
         echo "ibv_rc_pingpong $s|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c|ibv_rc_pingpong -d @D -g @G -p @P -s $s -n 20 -c @S"
     done
+    # Four QPs receiving through one shared receive queue on each side
+    # (ERNIC-X SRQ on ernic); the server checks every buffer (-c).
+    echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     # qperf's RC tests over rdma_cm (-cm1: its own exchange sends no GID,
     # which RoCE needs); its client creates send-only QPs and its server
@@ -138,7 +142,11 @@ servers() {
         t0=$(now_ms)
         # shellcheck disable=SC2046 # a command line, on purpose
         timeout 300 $(expand "$srv" "$port") >/tmp/srv.out 2>&1 ||
-            { say "server: $name: exit $?"; grep -v '^ *[A-Z][A-Za-z .]* *: ' \
+            { say "server: $name: exit $?"
+              # a ping-pong server checks the buffers (-c): its failure
+              # fails the test (this loop is a subshell: through a file)
+              case $name in *_pingpong*) echo "$name" >>/tmp/srv.fail ;; esac
+              grep -v '^ *[A-Z][A-Za-z .]* *: ' \
               /tmp/srv.out | tail -n 25 | sed 's/^/guest: server: /'
               # what the kernel said meanwhile (the console is quiet)
               dmesg | tail -n 15 | sed 's/^/guest: server: dmesg: /'; }
@@ -164,7 +172,7 @@ qperf_results() {
 # check NAME OUTPUT: what a step's client output must show.
 check() {
     case $1 in
-    ibv_rc_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
+    ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
     qperf*) qperf_results "$2" |
             awk -v want="$QPERF_RC" 'END { exit NR != split(want, w, " ") }' ;;
@@ -176,7 +184,7 @@ check() {
 # size, then average bandwidth or typical and average latency).
 result() {
     case $1 in
-    ibv_rc_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
+    ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
     qperf*) qperf_results "$2" | tr '\n' ';' | sed 's/;$//; s/;/; /g' ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
@@ -260,6 +268,7 @@ clients() {
 
 verbs_server() {
     servers
+    [ -s /tmp/srv.fail ] && fail "server side of $(tr '\n' ' ' </tmp/srv.fail)"
     wait_client
 }
 

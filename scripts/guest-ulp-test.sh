@@ -144,13 +144,15 @@ if [ "$check" != 1 ]; then
 fi
 verbs_taps() {
     local t
-    echo "1..13"
+    echo "1..14"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
         'ok client: ibv_devinfo'
     tap "ibv_rc_pingpong, 4 KiB and 64 KiB, buffers checked" \
         'ok client: ibv_rc_pingpong' 2
+    tap "ibv_srq_pingpong, 4 QPs on one SRQ, 4 KiB, buffers checked" \
+        'ok client: ibv_srq_pingpong'
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
     if [ "$qperf" = 1 ]; then
         tap "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
@@ -164,8 +166,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     if [ "$cdev" = ernic ]; then
-        tap "a process reaches no memory but its own (17 checks on direct QPs, 14 on the command path)" \
-            'ok client: uverbs security: 17 direct, 14 command path'
+        tap "a process reaches no memory but its own (22 checks on direct QPs and SRQs, 14 on the command path)" \
+            'ok client: uverbs security: 22 direct, 14 command path'
     else
         n=$((n + 1))
         echo "ok $n - # SKIP the security checks are ernic's"
