@@ -416,6 +416,71 @@ static void test_send(void)
 }
 
 /*
+ * A SEND cut in the middle, whose first packet took WQE 0 of an ERNIC-X
+ * SRQ of device 1 (docs/extension.md): after the move its remaining
+ * packets land in that WQE's buffer, and the metadata names it (the
+ * "ernic/qp/srq" subsection); the SRQ's registers moved with it.
+ */
+#define SRQ_N       3
+#define SRQ_RING    (DEV_BASE(1) + MR_OFF + 0x100000)
+#define SRQ_BUF     (DEV_BASE(1) + MR_OFF + 0x140000)
+#define SRQ_META    (DEV_BASE(1) + MR_OFF + 0x80000)
+
+static void srq_attach(ErnicRig *r)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B), s = ERNIC_EXT_SRQ_OFFSET(SRQ_N);
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_RXMETA |
+                 ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ);
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, SRQ_META);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_RXMETA |
+                 ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_SRQ |
+                 SRQ_N << 16);
+    stq_le_p(&w[ERNIC_SGE_ADDR], SRQ_BUF);
+    stl_le_p(&w[ERNIC_SGE_LEN], MSG_LEN);
+    qtest_memwrite(r->qts, SRQ_RING + ERNIC_RWQE_SIZE, w, sizeof(w));
+    ernic_rig_wr(r, 1, s + ERNIC_SRQBA, (uint32_t)SRQ_RING);
+    ernic_rig_wr(r, 1, s + ERNIC_SRQBAMSB, SRQ_RING >> 32);
+    ernic_rig_wr(r, 1, s + ERNIC_SRQDEPTH, 4);
+    ernic_rig_wr(r, 1, s + ERNIC_SRQPD, PD_NUM);
+    /* WQE 0 is taken by a first, empty SEND: the cut one takes WQE 1. */
+    ernic_rig_wr(r, 1, s + ERNIC_SRQPI, 2);
+    ernic_rig_wr(r, 1, s + ERNIC_SRQCONF, ERNIC_SRQCONF_EN);
+}
+
+static void test_srq_send(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    uint32_t s = ERNIC_EXT_SRQ_OFFSET(SRQ_N);
+    g_autofree uint8_t *p = NULL;
+    uint8_t m[ERNIC_RXMETA_SIZE];
+
+    srq_attach(r);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 17);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 0, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 2, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
+    cut_after_40(r, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, s + ERNIC_SRQCI), ==, 2);
+
+    rig_migrate(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, SRQ_BUF, p, MSG_LEN);
+    qtest_memread(r->qts, SRQ_META + ERNIC_RXMETA_SIZE, m, sizeof(m));
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, MSG_LEN);
+    g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, ERNIC_RXMETA_F_SRQ);
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_SRQ_WQE]), ==, 1);
+    g_assert_cmphex(ernic_rig_rd(r, 1, s + ERNIC_SRQCI), ==, 2);
+    g_assert_cmphex(ernic_rig_rd(r, 1, s + ERNIC_SRQDEPTH), ==, 4);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 2);
+    ernic_rig_stop(r);
+}
+
+/*
  * The responder's 16 READ resources are duplicates queued again (the
  * "ernic/read-res/replay" subsection) when the machine moves; a new READ
  * after it takes the place of the oldest and is answered. Had the mark
@@ -714,6 +779,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/write-timer", test_write_timer);
     qtest_add_func("/ernic/migrate/read", test_read);
     qtest_add_func("/ernic/migrate/send", test_send);
+    qtest_add_func("/ernic/migrate/srq-send", test_srq_send);
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
