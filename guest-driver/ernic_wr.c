@@ -1095,7 +1095,7 @@ static int ernic_poll_srq_qp(struct ernic_qp *qp, int n, struct ib_wc *wc)
 
 		memset(c, 0, sizeof(*c));
 		c->wr_id = ernic_srq_complete(qp->srq,
-			get_unaligned_le32(m + ERNIC_RXMETA_SRQ_WQE));
+			get_unaligned_le16(m + ERNIC_RXMETA_SRQ_WQE));
 		c->qp = &qp->ibqp;
 		c->port_num = 1;
 		c->opcode = IB_WC_RECV;

@@ -473,7 +473,7 @@ static void test_srq_send(void)
     qtest_memread(r->qts, SRQ_META + ERNIC_RXMETA_SIZE, m, sizeof(m));
     g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, MSG_LEN);
     g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, ERNIC_RXMETA_F_SRQ);
-    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_SRQ_WQE]), ==, 1);
+    g_assert_cmpuint(lduw_le_p(&m[ERNIC_RXMETA_SRQ_WQE]), ==, 1);
     g_assert_cmphex(ernic_rig_rd(r, 1, s + ERNIC_SRQCI), ==, 2);
     g_assert_cmphex(ernic_rig_rd(r, 1, s + ERNIC_SRQDEPTH), ==, 4);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 2);

@@ -111,7 +111,7 @@ static void assert_meta(ErnicRig *r, uint32_t qpn, uint32_t slot,
     g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, len);
     g_assert_cmphex(m[ERNIC_RXMETA_OPCODE], ==, opcode);
     g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, flags);
-    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_SRQ_WQE]), ==, wqe);
+    g_assert_cmpuint(lduw_le_p(&m[ERNIC_RXMETA_SRQ_WQE]), ==, wqe);
 }
 
 /* The payload ernic_rig_inject() sends with @psn is at SRQ_BUF(@i). */

@@ -136,7 +136,7 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
     }
     if (c->qp[qpn].rx_srq) {
         m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_SRQ;
-        stl_le_p(&m[ERNIC_RXMETA_SRQ_WQE], c->qp[qpn].rx_srq_wqe);
+        stw_le_p(&m[ERNIC_RXMETA_SRQ_WQE], c->qp[qpn].rx_srq_wqe);
     }
     trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
                             m[ERNIC_RXMETA_FLAGS]);

@@ -201,7 +201,7 @@ enum {
 #define ERNIC_RXMETA_F_INV              (1u << 1)   /* DATA is the key */
 #define ERNIC_RXMETA_F_IPV6             (1u << 2)   /* QP1: an IPv6 header */
 #define ERNIC_RXMETA_F_SRQ              (1u << 3)   /* SRQ_WQE is valid */
-#define ERNIC_RXMETA_SRQ_WQE            12      /* 4 bytes: SRQ ring index */
+#define ERNIC_RXMETA_SRQ_WQE            6       /* 2 bytes: SRQ ring index */
 #define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
 #define ERNIC_RXMETA_STATUS_MASK        (0xfu << 4)
 #define ERNIC_RXMETA_ST_OK              0

@@ -48,6 +48,14 @@ static inline void put_le64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof(v));
 }
 
+static inline uint16_t get_le16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le16toh(v);
+}
+
 static inline uint32_t get_le32(const uint8_t *p)
 {
 	uint32_t v;
@@ -544,7 +552,7 @@ static int ernic_dq_poll_srq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 
 		memset(c, 0, sizeof(*c));
 		c->wr_id = ernic_srq_complete(qp->srq,
-					      get_le32(m + ERNIC_RXMETA_SRQ_WQE));
+					      get_le16(m + ERNIC_RXMETA_SRQ_WQE));
 		c->qp_num = qp->vqp.qp.qp_num;
 		c->src_qp = q->dest_qpn;
 		c->opcode = IBV_WC_RECV;
