@@ -99,7 +99,9 @@ def main():
                         parse(text, "ERNIC_EXT_QP_REGS"), "+0x%02X", False),
                   table("ERNIC-X per-SRQ registers (SRQ n at 0x3C000 + "
                         "n × 0x20, n = 0..255)",
-                        parse(text, "ERNIC_EXT_SRQ_REGS"), "+0x%02X", False)]
+                        parse(text, "ERNIC_EXT_SRQ_REGS"), "+0x%02X", False),
+                  table("ERNIC-X address handle window (BAR0)",
+                        parse(text, "ERNIC_EXT_AH_REGS"), "0x%05X", False)]
     else:
         tables = [
             table("PD / MR table (entry i at i × 0x100, i = 0..255)",

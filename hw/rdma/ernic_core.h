@@ -28,6 +28,8 @@
 #define ERNIC_EXT_W(off)    (((off) - ERNIC_EXT_BASE) / 4)
 #define ERNIC_EXT_QP_WORDS  (ERNIC_EXT_QP_STRIDE / 4)
 #define ERNIC_EXT_SRQ_WORDS (ERNIC_EXT_SRQ_STRIDE / 4)
+#define ERNIC_EXT_AH_WORDS  (ERNIC_EXT_AH_SIZE / 4)
+#define ERNIC_EXT_AH_W(off) (((off) - ERNIC_EXT_AH_BASE) / 4)
 
 /* Register word index within its block. */
 #define ERNIC_W(off)        ((off) / 4)
@@ -123,10 +125,10 @@ typedef struct ErnicOsq {
     uint32_t psn;               /* first PSN */
     uint32_t npkts;             /* PSNs it consumes */
     uint64_t laddr;
-    uint64_t raddr;
+    uint64_t raddr;             /* UD: [23:0] dest. QPN, [63:32] Q_Key */
     uint32_t len;
     uint32_t pmtu;              /* QPCONFi PMTU when fetched: fixes npkts */
-    uint32_t rkey;
+    uint32_t rkey;              /* UD: the AH index */
     uint32_t imm;
     uint8_t sdata[ERNIC_WQE_SDATA_MAX];
     uint8_t nsge;               /* ERNIC-X keyed SGEs, 0: LADDR */
@@ -148,6 +150,17 @@ typedef struct ErnicExtMr {
     uint64_t len;
     uint64_t pbl;               /* page list, or base of a physical MR */
 } ErnicExtMr;
+
+/* An entry of ERNIC-X's address handle table (feature UD). */
+typedef struct ErnicAh {
+    bool valid;
+    bool ipv6;
+    uint8_t ttl;
+    uint8_t tclass;
+    uint32_t pd;
+    uint8_t mac[6];
+    uint8_t ip[16];             /* IPv4 in the first 4 bytes */
+} ErnicAh;
 
 /* An incoming READ request being answered (responder state). */
 typedef struct ErnicReadRes {
@@ -407,6 +420,9 @@ struct ErnicCore {
     ErnicExtMr *mrt;
     uint32_t mr_entries;
     uint32_t srq_regs[ERNIC_SRQ_NUM][ERNIC_EXT_SRQ_WORDS];  /* ernic_srq.c */
+    uint32_t ah_regs[ERNIC_EXT_AH_WORDS];                   /* ernic_ud.c */
+    ErnicAh *aht;               /* with the MR table: ah_entries */
+    uint32_t ah_entries;        /* ERNIC_AH_ENTRIES, or 0 without ext */
 
     ErnicFault fault;
     bool link_down;             /* the netdev's link (set_link) */
@@ -585,6 +601,14 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
+
+/* ernic_ud.c: ERNIC-X UD QPs and their address handles */
+void ernic_ud_written(ErnicCore *c, hwaddr addr);
+bool ernic_ud_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_ud_wqe_ok(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+                     const uint8_t *wqe);
+void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f);
+void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
 
 /* ernic_srq.c: ERNIC-X shared receive queues and their doorbell pages */
 void ernic_srq_written(ErnicCore *c, uint32_t n, hwaddr off, uint32_t old);

@@ -222,12 +222,16 @@ void ernic_ext_realize(ErnicCore *c, uint32_t mr_entries)
 {
     c->mr_entries = mr_entries;
     c->mrt = mr_entries ? g_new0(ErnicExtMr, mr_entries) : NULL;
+    c->ah_entries = mr_entries ? ERNIC_AH_ENTRIES : 0;
+    c->aht = mr_entries ? g_new0(ErnicAh, ERNIC_AH_ENTRIES) : NULL;
 }
 
 void ernic_ext_unrealize(ErnicCore *c)
 {
     g_free(c->mrt);
+    g_free(c->aht);
     c->mrt = NULL;
+    c->aht = NULL;
 }
 
 /* Is @op a fast registration opcode the driver has turned on? */
@@ -335,6 +339,7 @@ void ernic_ext_reset(ErnicCore *c)
     ernic_ext_set(c, ERNIC_EXTFEAT, ernic_ext_features(c->rn != NULL));
     ernic_ext_set(c, ERNIC_EXTMRMAX, c->mr_entries);
     memset(c->mrt, 0, sizeof(*c->mrt) * c->mr_entries);
+    memset(c->aht, 0, sizeof(*c->aht) * ERNIC_AH_ENTRIES);
 }
 
 /*

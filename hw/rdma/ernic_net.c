@@ -55,7 +55,8 @@ static uint32_t ernic_net_check_qp(ErnicCore *c, const ErnicPkt *pkt)
     if (!(qpconf & ERNIC_QPCONF_IPV6) != !pkt->ipv6) {
         synd |= ERNIC_SYND_IP_VERSION;
     }
-    if (qpn != ERNIC_QP_GSI) {
+    /* QP1 and UD QPs take datagrams from anyone (docs/extension.md). */
+    if (qpn != ERNIC_QP_GSI && !ernic_ud_qp(c, qpn)) {
         ernic_qp_path(c, qpn, &path);
         if (memcmp(pkt->frame + 6, path.dst_mac, 6)) {
             synd |= ERNIC_SYND_SRC_MAC;
@@ -87,7 +88,9 @@ static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
         ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
-    if (pkt->flags & ERNIC_OPF_RESP) {
+    if (ernic_ud_qp(c, qpn)) {
+        ernic_ud_receive(c, qpn, pkt);
+    } else if (pkt->flags & ERNIC_OPF_RESP) {
         ernic_comp_receive(c, qpn, pkt);
     } else {
         ernic_resp_receive(c, qpn, pkt);

@@ -205,6 +205,15 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         e->npkts = 1;
         return true;
     }
+    if (ernic_ud_qp(c, qpn)) {
+        /* One packet to the AH the WQE names (docs/extension.md). */
+        if (!ernic_ud_wqe_ok(c, qpn, e, wqe)) {
+            ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                              "UD WQE %u refused: FATAL", e->slot);
+            return false;
+        }
+        return true;
+    }
     ernic_req_assign_psn(c, qpn, e);
     return true;
 }
@@ -436,7 +445,7 @@ typedef enum ErnicReqState {
     ERNIC_REQ_FETCH,            /* take the next WQE from the SQ */
     ERNIC_REQ_SKIP,             /* a READ answered in full: send nothing */
     ERNIC_REQ_COMPLETE,         /* a refused or local WQE: complete it */
-    ERNIC_REQ_SEND_GSI,         /* QP1: send the prebuilt frame */
+    ERNIC_REQ_SEND_DGRAM,       /* QP1 or a UD QP: the WQE's datagram */
     ERNIC_REQ_WINDOW_FULL,      /* wait for an ACK (or the timer) */
     ERNIC_REQ_SEND,             /* the next packet of the WQE in hand */
     ERNIC_REQ_DONE,             /* the turn is over */
@@ -497,8 +506,8 @@ static ErnicReqState ernic_req_next(ErnicReqTurn *t)
     if (e->error || e->local) {
         return ERNIC_REQ_COMPLETE;
     }
-    if (t->qpn == ERNIC_QP_GSI) {
-        return ERNIC_REQ_SEND_GSI;
+    if (t->qpn == ERNIC_QP_GSI || ernic_ud_qp(t->c, t->qpn)) {
+        return ERNIC_REQ_SEND_DGRAM;
     }
     return ernic_req_window_full(t, e) ? ERNIC_REQ_WINDOW_FULL :
                                          ERNIC_REQ_SEND;
@@ -539,12 +548,19 @@ static ErnicReqState ernic_req_do_complete(ErnicReqTurn *t)
     return ERNIC_REQ_NEXT;
 }
 
-/* QP1 is an unreliable datagram: its WQE completes once sent. */
-static ErnicReqState ernic_req_do_send_gsi(ErnicReqTurn *t)
+/*
+ * QP1 and UD QPs send unreliable datagrams: a WQE completes once sent
+ * (IBTA 9.8.3), with no PSN window and no retransmit timer.
+ */
+static ErnicReqState ernic_req_do_send_dgram(ErnicReqTurn *t)
 {
     ErnicOsq *e = ernic_req_cur(t);
 
-    ernic_req_send_gsi(t->c, e, t->c->frame);
+    if (t->qpn == ERNIC_QP_GSI) {
+        ernic_req_send_gsi(t->c, e, t->c->frame);
+    } else {
+        ernic_ud_send(t->c, t->qpn, e, t->c->frame);
+    }
     t->qp->tx_idx++;
     e->done = true;
     ernic_comp_complete_ready(t->c, t->qpn);
@@ -595,7 +611,7 @@ static ErnicReqState ernic_req_do_fetch(ErnicReqTurn *t)
 /* The step of each state but ERNIC_REQ_DONE, in ErnicReqState's order. */
 static ErnicReqState (*const ernic_req_steps[])(ErnicReqTurn *t) = {
     ernic_req_next, ernic_req_do_flush, ernic_req_do_fetch, ernic_req_do_skip,
-    ernic_req_do_complete, ernic_req_do_send_gsi, ernic_req_do_window_full,
+    ernic_req_do_complete, ernic_req_do_send_dgram, ernic_req_do_window_full,
     ernic_req_do_send,
 };
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_req_steps) != ERNIC_REQ_DONE);

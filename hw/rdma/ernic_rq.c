@@ -134,6 +134,11 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
         m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_INV;
         stl_le_p(&m[ERNIC_RXMETA_DATA], pkt->imm);
     }
+    if (qpn != ERNIC_QP_GSI && (pkt->flags & ERNIC_OPF_DETH)) {
+        /* A UD receive: its source QP, and how to read its GRH area. */
+        stl_le_p(&m[ERNIC_RXMETA_SQPN], pkt->deth_sqpn);
+        m[ERNIC_RXMETA_FLAGS] |= pkt->ipv6 ? ERNIC_RXMETA_F_IPV6 : 0;
+    }
     if (c->qp[qpn].rx_srq) {
         m[ERNIC_RXMETA_FLAGS] |= ERNIC_RXMETA_F_SRQ;
         stw_le_p(&m[ERNIC_RXMETA_SRQ_WQE], c->qp[qpn].rx_srq_wqe);

@@ -302,6 +302,45 @@ static const VMStateDescription ernic_vmstate_srq = {
     },
 };
 
+static const VMStateDescription ernic_vmstate_ah = {
+    .name = "ernic/ah",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, ErnicAh),
+        VMSTATE_BOOL(ipv6, ErnicAh),
+        VMSTATE_UINT8(ttl, ErnicAh),
+        VMSTATE_UINT8(tclass, ErnicAh),
+        VMSTATE_UINT32(pd, ErnicAh),
+        VMSTATE_UINT8_ARRAY(mac, ErnicAh, 6),
+        VMSTATE_UINT8_ARRAY(ip, ErnicAh, 16),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool ernic_vmstate_ud_needed(void *opaque)
+{
+    ErnicCore *c = opaque;
+
+    return c->aht &&
+           (!buffer_is_zero(c->ah_regs, sizeof(c->ah_regs)) ||
+            !buffer_is_zero(c->aht, sizeof(*c->aht) * c->ah_entries));
+}
+
+/* ERNIC-X UD QPs: the AH window and table (docs/extension.md). */
+static const VMStateDescription ernic_vmstate_ud = {
+    .name = "ernic/core/ud",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_ud_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_ARRAY(ah_regs, ErnicCore, ERNIC_EXT_AH_WORDS),
+        VMSTATE_STRUCT_VARRAY_POINTER_UINT32(aht, ErnicCore, ah_entries,
+                                             ernic_vmstate_ah, ErnicAh),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /*
  * lo_queue: a count, then each frame as a length and its bytes. Loaded
  * frames are bounded like the net layer bounds a received one.
@@ -514,8 +553,12 @@ static int ernic_vmstate_pre_load(void *opaque)
     uint32_t qpn;
 
     ernic_link_reset(c);
-    /* What the ERNIC-X SRQ subsections leave out is zero. */
+    /* What the ERNIC-X SRQ and UD subsections leave out is zero. */
     memset(c->srq_regs, 0, sizeof(c->srq_regs));
+    memset(c->ah_regs, 0, sizeof(c->ah_regs));
+    if (c->aht) {
+        memset(c->aht, 0, sizeof(*c->aht) * c->ah_entries);
+    }
     for (qpn = 1; qpn <= ERNIC_NUM_QP_MAX; qpn++) {
         c->qp[qpn].rx_srq = false;
     }
@@ -604,6 +647,7 @@ const VMStateDescription ernic_vmstate_core = {
     .subsections = (const VMStateDescription * const []) {
         &ernic_vmstate_ext,
         &ernic_vmstate_srq,
+        &ernic_vmstate_ud,
         &ernic_vmstate_lo,
         NULL
     },

@@ -41,6 +41,7 @@
 #define ERNIC_EXT_F_QP1                 (1u << 6)   /* QP1 takes XWQE, RXWQE */
 #define ERNIC_EXT_F_UDB                 (1u << 7)   /* user QPs */
 #define ERNIC_EXT_F_SRQ                 (1u << 8)   /* shared receive queues */
+#define ERNIC_EXT_F_UD                  (1u << 9)   /* UD QPs, address handles */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -48,7 +49,8 @@
                                          ERNIC_EXT_F_RXWQE | \
                                          ERNIC_EXT_F_QP1 | \
                                          ERNIC_EXT_F_UDB | \
-                                         ERNIC_EXT_F_SRQ)
+                                         ERNIC_EXT_F_SRQ | \
+                                         ERNIC_EXT_F_UD)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB)
@@ -59,7 +61,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x000001ff, 0x000001ff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -93,9 +95,10 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff001f, 0x00ff001f, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff003f, 0x00ff003f, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
-    X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
+    X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
 #define ERNIC_EXT_QP_REG(name, off, ...)    ERNIC_##name = (off),
 enum {
@@ -110,6 +113,57 @@ enum {
 #define ERNIC_EXTQPCONF_RXWQE           (1u << 3)   /* with RXMETA */
 #define ERNIC_EXTQPCONF_SRQ             (1u << 4)   /* with RXWQE */
 #define ERNIC_EXTQPCONF_SRQN_MASK       0x00ff0000u /* ... the SRQ */
+#define ERNIC_EXTQPCONF_UD              (1u << 5)   /* a UD QP (feature UD) */
+
+/*
+ * UD QPs (feature UD): the address handle table, written through its
+ * window at ERNIC_EXT_AH_BASE as the MR table is through MRIDX..MRSTS.
+ * A UD send WQE (128 bytes, keyed SGEs) names its destination: RTAG the
+ * AH index, ROFFSET[23:0] the destination QPN, ROFFSET[63:32] the Q_Key.
+ */
+#define ERNIC_EXT_AH_BASE               0x38100
+#define ERNIC_EXT_AH_SIZE               0x40
+#define ERNIC_AH_ENTRIES                4096
+
+#define ERNIC_EXT_AH_REGS(X) \
+    X(AHIDX,            0x38100, RW,  0,          0x00000fff, 0x00000fff, NONE, 0) \
+    X(AHPD,             0x38104, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
+    X(AHMACLSB,         0x38108, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(AHMACMSB,         0x3810c, RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
+    X(AHIP1,            0x38110, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(AHIP2,            0x38114, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(AHIP3,            0x38118, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(AHIP4,            0x3811c, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(AHCONF,           0x38120, RW,  0,          0x0003ffff, 0x0003ffff, NONE, 0) \
+    X(AHCMD,            0x38124, RW,  0,          0x00000000, 0xffffffff, NONE, 0) \
+    X(AHSTS,            0x38128, RO,  0,          0x000000ff, 0,          NONE, 0)
+
+#define ERNIC_EXT_AH_REG(name, off, ...)    ERNIC_##name = (off),
+enum {
+    ERNIC_EXT_AH_REGS(ERNIC_EXT_AH_REG)
+};
+#undef ERNIC_EXT_AH_REG
+
+/* AHCONF */
+#define ERNIC_AHCONF_TTL_MASK           0x000000ffu /* hop limit */
+#define ERNIC_AHCONF_TCLASS_MASK        0x0000ff00u
+#define ERNIC_AHCONF_IPV6               (1u << 16)
+#define ERNIC_AHCONF_VALID              (1u << 17)
+
+/* AHCMD commands and AHSTS results (as MRCMD's and MRSTS's) */
+#define ERNIC_AHCMD_WRITE               1
+#define ERNIC_AHCMD_READ                2
+#define ERNIC_AHSTS_OK                  0
+#define ERNIC_AHSTS_BAD_INDEX           1
+#define ERNIC_AHSTS_BAD_COMMAND         3
+
+/* The UD send WQE's destination (feature UD), in the PG332 WQE. */
+#define ERNIC_WQE_UD_AH                 28      /* RTAG: the AH index */
+#define ERNIC_WQE_UD_DQPN               20      /* ROFFSET[23:0] */
+#define ERNIC_WQE_UD_QKEY               24      /* ROFFSET[63:32] */
+
+/* The 40-byte GRH area before a UD receive's payload (IBTA 11.4.1.2). */
+#define ERNIC_UD_GRH_AREA               40
 
 /* EXTEVT, EXTEVTEN: events of the extension, on the ERNIC interrupt */
 #define ERNIC_EXTEVT_SRQ_LIMIT          (1u << 0)   /* an SRQLIMITn fired */
@@ -202,6 +256,7 @@ enum {
 #define ERNIC_RXMETA_F_IPV6             (1u << 2)   /* QP1: an IPv6 header */
 #define ERNIC_RXMETA_F_SRQ              (1u << 3)   /* SRQ_WQE is valid */
 #define ERNIC_RXMETA_SRQ_WQE            6       /* 2 bytes: SRQ ring index */
+#define ERNIC_RXMETA_SQPN               12      /* UD: 4 bytes, source QPN */
 #define ERNIC_RXMETA_STATUS_SHIFT       4           /* receive WQEs only */
 #define ERNIC_RXMETA_STATUS_MASK        (0xfu << 4)
 #define ERNIC_RXMETA_ST_OK              0

@@ -1,0 +1,252 @@
+/*
+ * ERNIC-X UD QPs (docs/extension.md, "UD QPs"): the address handle table
+ * behind its window, a UD QP's send WQE made into one UD SEND packet to
+ * the AH it names, and a UD receive placed with its 40-byte GRH area as
+ * IBTA 11.4.1.2 wants. Not PG332: with EXTCTRL.UD off no QP is a UD QP.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "ernic_core.h"
+#include "trace.h"
+
+static uint32_t ernic_ud_reg(ErnicCore *c, hwaddr off)
+{
+    return c->ah_regs[ERNIC_EXT_AH_W(off)];
+}
+
+static void ernic_ud_set(ErnicCore *c, hwaddr off, uint32_t val)
+{
+    c->ah_regs[ERNIC_EXT_AH_W(off)] = val;
+}
+
+/* The window as an entry. */
+static void ernic_ud_ah_from_window(ErnicCore *c, ErnicAh *ah)
+{
+    uint32_t conf = ernic_ud_reg(c, ERNIC_AHCONF);
+    int i;
+
+    ah->valid = conf & ERNIC_AHCONF_VALID;
+    ah->ipv6 = conf & ERNIC_AHCONF_IPV6;
+    ah->ttl = ERNIC_FIELD_EX32(conf, ERNIC_AHCONF_TTL_MASK);
+    ah->tclass = ERNIC_FIELD_EX32(conf, ERNIC_AHCONF_TCLASS_MASK);
+    ah->pd = ernic_ud_reg(c, ERNIC_AHPD);
+    stw_be_p(ah->mac, ernic_ud_reg(c, ERNIC_AHMACMSB));
+    stl_be_p(ah->mac + 2, ernic_ud_reg(c, ERNIC_AHMACLSB));
+    /* As IPDESADDRi: AHIP4 holds bits [127:96], AHIP1 an IPv4 address. */
+    memset(ah->ip, 0, sizeof(ah->ip));
+    if (!ah->ipv6) {
+        stl_be_p(ah->ip, ernic_ud_reg(c, ERNIC_AHIP1));
+        return;
+    }
+    for (i = 0; i < 4; i++) {
+        stl_be_p(ah->ip + 4 * i, ernic_ud_reg(c, ERNIC_AHIP4 - 4 * i));
+    }
+}
+
+static void ernic_ud_ah_to_window(ErnicCore *c, const ErnicAh *ah)
+{
+    int i;
+
+    ernic_ud_set(c, ERNIC_AHCONF,
+                 (ah->valid ? ERNIC_AHCONF_VALID : 0) |
+                 (ah->ipv6 ? ERNIC_AHCONF_IPV6 : 0) |
+                 ERNIC_FIELD_DP32(ah->ttl, ERNIC_AHCONF_TCLASS_MASK,
+                                  ah->tclass));
+    ernic_ud_set(c, ERNIC_AHPD, ah->pd);
+    ernic_ud_set(c, ERNIC_AHMACMSB, lduw_be_p(ah->mac));
+    ernic_ud_set(c, ERNIC_AHMACLSB, ldl_be_p(ah->mac + 2));
+    for (i = 0; i < 4; i++) {
+        ernic_ud_set(c, ERNIC_AHIP4 - 4 * i,
+                     ah->ipv6 ? ldl_be_p(ah->ip + 4 * i) : 0);
+    }
+    if (!ah->ipv6) {
+        ernic_ud_set(c, ERNIC_AHIP1, ldl_be_p(ah->ip));
+    }
+}
+
+/* AHCMD: one command on entry AHIDX; its result goes to AHSTS. */
+static uint32_t ernic_ud_ah_command(ErnicCore *c, uint32_t cmd)
+{
+    uint32_t idx = ernic_ud_reg(c, ERNIC_AHIDX);
+
+    if (idx >= ERNIC_AH_ENTRIES) {
+        return ERNIC_AHSTS_BAD_INDEX;
+    }
+    switch (cmd) {
+    case ERNIC_AHCMD_WRITE:
+        ernic_ud_ah_from_window(c, &c->aht[idx]);
+        return ERNIC_AHSTS_OK;
+    case ERNIC_AHCMD_READ:
+        ernic_ud_ah_to_window(c, &c->aht[idx]);
+        return ERNIC_AHSTS_OK;
+    default:
+        return ERNIC_AHSTS_BAD_COMMAND;
+    }
+}
+
+/* A write to the AH window at @addr. */
+void ernic_ud_written(ErnicCore *c, hwaddr addr)
+{
+    uint32_t cmd, sts;
+
+    if (addr != ERNIC_AHCMD) {
+        return;
+    }
+    cmd = ernic_ud_reg(c, ERNIC_AHCMD);
+    sts = ernic_ud_ah_command(c, cmd);
+    trace_ernic_ud_ah_command(cmd, ernic_ud_reg(c, ERNIC_AHIDX), sts);
+    ernic_ud_set(c, ERNIC_AHSTS, sts);
+    ernic_ud_set(c, ERNIC_AHCMD, 0);
+}
+
+/*
+ * Is QP @qpn a UD QP (EXTQPCONFi[5] with the feature)? It also needs
+ * keyed SGEs and receive WQEs, which name every byte it moves.
+ */
+bool ernic_ud_qp(ErnicCore *c, uint32_t qpn)
+{
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_UD) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_UD) &&
+           ernic_ext_xwqe_on(c, qpn) && ernic_ext_rx_wqe_on(c, qpn);
+}
+
+/*
+ * May UD QP @qpn send WQE @e, fetched from @wqe? A SEND (with Immediate)
+ * of at most the path MTU, to a valid AH of the QP's PD with the QP's IP
+ * version. Its destination is sampled now: @e->raddr holds the QPN and
+ * the Q_Key, @e->rkey the AH index.
+ */
+bool ernic_ud_wqe_ok(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
+                     const uint8_t *wqe)
+{
+    uint32_t ahi = ldl_le_p(&wqe[ERNIC_WQE_UD_AH]);
+    const ErnicAh *ah = ahi < ERNIC_AH_ENTRIES ? &c->aht[ahi] : NULL;
+    bool v6 = ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_IPV6;
+
+    e->npkts = 1;
+    e->pmtu = ernic_qp_pmtu(c, qpn);
+    if ((e->opcode != ERNIC_OP_SEND && e->opcode != ERNIC_OP_SEND_IMM) ||
+        e->len > e->pmtu || !ah || !ah->valid || ah->ipv6 != v6 ||
+        ah->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u UD WQE %u: opcode "
+                      "0x%x, %u bytes, AH %u refused\n", qpn, e->slot,
+                      e->opcode, e->len, ahi);
+        return false;
+    }
+    return true;
+}
+
+/* The path of a UD packet: the QP's P_Key and this device, the AH's rest. */
+static void ernic_ud_path(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                          ErnicPath *p)
+{
+    const ErnicAh *ah = &c->aht[e->rkey];
+
+    ernic_qp_path(c, qpn, p);
+    memcpy(p->dst_mac, ah->mac, 6);
+    memcpy(p->dst_ip, ah->ip, 16);
+    p->ttl = ah->ttl;
+    p->tclass = ah->tclass;
+    p->dqpn = e->raddr & ERNIC_QPN_MASK;
+}
+
+/*
+ * Send WQE @e of UD QP @qpn as one UD SEND ONLY packet (with Immediate):
+ * BTH with the QP's next PSN and no AckReq, DETH with the WQE's Q_Key and
+ * this QP's number (IBTA 9.8.3). The WQE completes once sent, or with
+ * ERRFLAG and FATAL 0x05 when its data cannot be read.
+ */
+void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
+{
+    uint8_t opcode = e->opcode == ERNIC_OP_SEND_IMM ?
+                     IB_OPC_UD_SEND_ONLY_IMM : IB_OPC_UD_SEND_ONLY;
+    size_t ext = ERNIC_DETH_LEN + (e->opcode == ERNIC_OP_SEND_IMM ?
+                                   ERNIC_IMMDT_LEN : 0);
+    uint32_t psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
+    ErnicPath path;
+    size_t end;
+    uint8_t *p;
+
+    ernic_ud_path(c, qpn, e, &path);
+    end = ernic_wire_build(f, &path, opcode, psn, false, ext, e->len);
+    p = f + end;
+    stl_be_p(p, e->raddr >> 32);
+    stl_be_p(p + 4, qpn);
+    if (e->opcode == ERNIC_OP_SEND_IMM) {
+        stl_be_p(p + ERNIC_DETH_LEN, e->imm);
+    }
+    p += ext;
+    if (e->len && !ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, 0,
+                                    p, NULL, e->len)) {
+        e->error = true;
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "read of UD WQE %u data failed: FATAL", e->slot);
+        return;
+    }
+    end = ernic_wire_finish(f, p - f + e->len, e->len, path.ipv6);
+    ernic_qp_set_reg(c, qpn, ERNIC_SQPSN, (psn + 1) & ERNIC_PSN_MASK);
+    trace_ernic_tx_req(qpn, opcode, psn, e->len);
+    ernic_gcsr_count16(c, ERNIC_OUTIOPKTCNT, false);
+    ernic_link_xmit(c, qpn, f, end);
+}
+
+/*
+ * Place a UD receive in the slot its message took: the GRH area (an
+ * IPv6 header, or 20 zero bytes and the IPv4 header), then the payload,
+ * over the receive WQE's SGEs; a refused WQE completes with its status
+ * and no data. False when the WQE or a DMA failed: the message is lost.
+ */
+static bool ernic_ud_place(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
+    uint32_t len = ERNIC_UD_GRH_AREA + pkt->paylen;
+    uint8_t area[ERNIC_UD_GRH_AREA] = { 0 };
+
+    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
+        return false;
+    }
+    memcpy(area + ERNIC_UD_GRH_AREA - iphl, pkt->frame + pkt->l3, iphl);
+    if (!qp->rx_status && len > qp->rq_size) {
+        qp->rx_status = ERNIC_RXMETA_ST_LEN;
+    }
+    if (!qp->rx_status &&
+        (!ernic_rq_write(c, qpn, 0, area, ERNIC_UD_GRH_AREA) ||
+         !ernic_rq_write(c, qpn, ERNIC_UD_GRH_AREA, pkt->payload,
+                         pkt->paylen))) {
+        return false;
+    }
+    return ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len);
+}
+
+/*
+ * A packet for UD QP @qpn: a UD SEND with the QP's Q_Key (IBTA 10.2.4,
+ * C10-15) takes the next receive WQE, of the QP or its SRQ. Anything
+ * else, a wrong Q_Key, no free WQE or a failed DMA drops it: UD has no
+ * ACK, NAK or RNR (IBTA 9.7.5), and the QP stays as it is.
+ */
+void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
+{
+    uint32_t qkey = c->qp[qpn].ext_regs[ERNIC_W(ERNIC_QKEY)];
+
+    if ((pkt->opcode != IB_OPC_UD_SEND_ONLY &&
+         pkt->opcode != IB_OPC_UD_SEND_ONLY_IMM) || pkt->deth_qkey != qkey ||
+        !ernic_rq_take(c, qpn)) {
+        trace_ernic_ud_drop(qpn, pkt->opcode, pkt->deth_qkey, qkey);
+        ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
+        return;
+    }
+    if (!ernic_ud_place(c, qpn, pkt)) {
+        c->qp[qpn].rq_held = false;
+        trace_ernic_qp_dma_fault(qpn, "a UD receive");
+        return;
+    }
+    ernic_gcsr_count16(c, ERNIC_INSRRPKTCNT, false);
+    if (!ernic_rq_produce(c, qpn)) {
+        trace_ernic_qp_dma_fault(qpn, "the RQ doorbell");
+    }
+}

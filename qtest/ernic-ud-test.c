@@ -1,0 +1,325 @@
+/*
+ * QTest: ERNIC-X UD QPs and address handles (docs/extension.md, "UD
+ * QPs"). QP A of device 0 and QP B of device 1 are UD QPs; frames are
+ * checked byte for byte against the rig's own builder, and injected by
+ * the test as device 0's.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "hw/rdma/ernic_ext_regs.h"
+#include "ernic-rig.h"
+
+#define UD_FEAT         (ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE | \
+                         ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE | \
+                         ERNIC_EXT_F_UD)
+#define UD_CONF         (ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE | \
+                         ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_UD)
+#define QKEY_A          0x11111111u
+#define QKEY_B          0x22222222u
+#define AH_B            7               /* device 0's AH for device 1 */
+#define META_OFF        (MR_OFF + 0x80000)
+#define RXBUF           (DEV_BASE(1) + MR_OFF + 0x10000)
+#define IMM             0xabcdef01u
+#define OPC_UD_SEND     0x64
+#define OPC_UD_SEND_IMM 0x65
+#define OPC_RC_SEND     0x04
+
+/* QP @qpn of device @i a UD QP with @qkey, before the rig enables it. */
+static void ud_qp(ErnicRig *r, int i, uint32_t qpn, uint32_t feat,
+                  uint32_t qkey)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
+
+    ernic_rig_wr(r, i, ERNIC_EXTCTRL, feat);
+    ernic_rig_wr(r, i, x + ERNIC_RXMETABA, DEV_BASE(i) + META_OFF);
+    ernic_rig_wr(r, i, x + ERNIC_EXTQPCONF, UD_CONF);
+    ernic_rig_wr(r, i, x + ERNIC_QKEY, qkey);
+}
+
+/* Device @i's AH @idx: to device @to, of @pd. */
+static uint32_t put_ah(ErnicRig *r, int i, uint32_t idx, int to, uint32_t pd,
+                       uint32_t conf)
+{
+    const QErnic *p = &r->d[to].e;
+
+    ernic_rig_wr(r, i, ERNIC_AHIDX, idx);
+    ernic_rig_wr(r, i, ERNIC_AHPD, pd);
+    ernic_rig_wr(r, i, ERNIC_AHMACMSB, lduw_be_p(p->mac));
+    ernic_rig_wr(r, i, ERNIC_AHMACLSB, ldl_be_p(p->mac + 2));
+    ernic_rig_wr(r, i, ERNIC_AHIP1, p->ip);
+    ernic_rig_wr(r, i, ERNIC_AHCONF, conf);
+    ernic_rig_wr(r, i, ERNIC_AHCMD, ERNIC_AHCMD_WRITE);
+    return ernic_rig_rd(r, i, ERNIC_AHSTS);
+}
+
+#define AH_OK           (ERNIC_AHCONF_VALID | TTL)
+
+/* Both QPs UD, device 0's AH_B to device 1 (@feat on both). */
+static ErnicRig *ud_pair(uint32_t feat)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+
+    ud_qp(r, 0, QPN_A, feat, QKEY_A);
+    ud_qp(r, 1, QPN_B, feat, QKEY_B);
+    g_assert_cmpuint(put_ah(r, 0, AH_B, 1, PD_NUM, AH_OK), ==,
+                     ERNIC_AHSTS_OK);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    return r;
+}
+
+/*
+ * A UD SEND WQE of device 0's QP A: @len bytes from SRC_OFF (one SGE,
+ * L_Key 0) to @dqpn with @qkey through AH @ah; rung.
+ */
+static void post_ud(ErnicRig *r, uint16_t wrid, uint8_t opcode, uint32_t len,
+                    uint32_t ah, uint32_t dqpn, uint32_t qkey)
+{
+    uint8_t w[ERNIC_XWQE_SIZE] = { 0 };
+    ErnicRigDev *d = &r->d[0];
+    uint8_t *g = &w[ERNIC_XWQE_SGE];
+
+    stw_le_p(&w[ERNIC_WQE_WRID], wrid);
+    w[ERNIC_WQE_OPCODE] = opcode;
+    w[ERNIC_XWQE_NSGE] = 1;
+    stl_le_p(&w[ERNIC_WQE_LENGTH], len);
+    stl_le_p(&w[ERNIC_WQE_UD_DQPN], dqpn);
+    stl_le_p(&w[ERNIC_WQE_UD_QKEY], qkey);
+    stl_le_p(&w[ERNIC_WQE_UD_AH], ah);
+    stl_le_p(&w[ERNIC_WQE_IMMDT], IMM);
+    stq_le_p(g + ERNIC_SGE_ADDR, DEV_BASE(0) + SRC_OFF);
+    stl_le_p(g + ERNIC_SGE_LEN, len);
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF +
+                   (d->sqpi % SQ_DEPTH) * ERNIC_XWQE_SIZE, w, sizeof(w));
+    d->sqpi++;
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+}
+
+/* Receive WQE @slot of device 1's QP B: one SGE of 4 KiB at RXBUF. */
+static void put_rwqe(ErnicRig *r, uint32_t slot)
+{
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    stq_le_p(&w[ERNIC_SGE_ADDR], RXBUF + slot * 0x1000);
+    stl_le_p(&w[ERNIC_SGE_LEN], 0x1000);
+    qtest_memwrite(r->qts, DEV_BASE(1) + RQ_OFF + slot * ERNIC_RWQE_SIZE, w,
+                   sizeof(w));
+}
+
+/* DETH (and ImmDt) of a UD SEND from QP A. */
+static size_t deth(uint8_t *ext, uint32_t qkey, bool imm)
+{
+    stl_be_p(ext, qkey);
+    stl_be_p(ext + 4, QPN_A);
+    if (imm) {
+        stl_be_p(ext + 8, IMM);
+    }
+    return imm ? 12 : 8;
+}
+
+/* The window writes an entry and reads it back; bad index and command. */
+static void test_ah_window(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+
+    g_assert_cmpuint(put_ah(r, 0, 5, 1, 0x123456, AH_OK | 0x2a00), ==,
+                     ERNIC_AHSTS_OK);
+    for (uint32_t a = ERNIC_AHPD; a <= ERNIC_AHCONF; a += 4) {
+        ernic_rig_wr(r, 0, a, 0);
+    }
+    ernic_rig_wr(r, 0, ERNIC_AHCMD, ERNIC_AHCMD_READ);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_AHSTS), ==, ERNIC_AHSTS_OK);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHPD), ==, 0x123456);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHIP1), ==, r->d[1].e.ip);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHMACLSB), ==,
+                    ldl_be_p(r->d[1].e.mac + 2));
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHCONF), ==, AH_OK | 0x2a00);
+    ernic_rig_wr(r, 0, ERNIC_AHIDX, 0xffff);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHIDX), ==, 0xfff);
+    ernic_rig_wr(r, 0, ERNIC_AHIDX, 0);
+    ernic_rig_wr(r, 0, ERNIC_AHCMD, 9);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_AHSTS), ==,
+                     ERNIC_AHSTS_BAD_COMMAND);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_AHCMD), ==, 0);
+    ernic_rig_stop(r);
+}
+
+/*
+ * A UD SEND with Immediate goes as one UD SEND ONLY packet, the frame
+ * the rig builds byte for byte (addresses from the AH, DETH with the
+ * WQE's Q_Key and QP A), and its WQE completes at once.
+ */
+static void test_send_frame(void)
+{
+    ErnicRig *r = ud_pair(UD_FEAT);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  300, 5);
+    uint8_t f[FRAME_MAX], want[FRAME_MAX], ext[12];
+    size_t len, wlen;
+
+    post_ud(r, 4, ERNIC_OP_SEND_IMM, 300, AH_B, 0x77, 0x12345678);
+    len = ernic_rig_wire_wait(r, 0, f);
+    wlen = ernic_rig_frame(want, &r->d[0], &r->d[1], OPC_UD_SEND_IMM, 0x77,
+                           PSN_A, false, ext, deth(ext, 0x12345678, true),
+                           p, 300);
+    /* The device's UDP source port is XRNICCONF's, as for RC. */
+    stw_be_p(want + F_UDP, UDP_SPORT);
+    stl_le_p(want + wlen - 4, qernic_icrc(want, wlen));
+    g_assert_cmpmem(f, len, want, wlen);
+    ernic_rig_poll_cqhead(r, 0, QPN_A);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND_IMM, 4));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPSN), ==, PSN_A + 1);
+    ernic_rig_stop(r);
+}
+
+/*
+ * A UD SEND with the QP's Q_Key takes the receive WQE: the GRH area (20
+ * zero bytes, the IPv4 header), then the payload; the metadata says the
+ * length with the area, the ImmDt and the source QP. No ACK is sent.
+ */
+static void test_receive(void)
+{
+    ErnicRig *r = ud_pair(UD_FEAT);
+    uint8_t f[FRAME_MAX], ext[12], m[ERNIC_RXMETA_SIZE], zero[20] = { 0 };
+    uint8_t pay[200];
+    size_t len;
+
+    put_rwqe(r, 0);
+    len = ernic_rig_inject(r, f, OPC_UD_SEND_IMM, QPN_B, 0x5555,
+                           ext, deth(ext, QKEY_B, true), 200);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATRQPIDB), 0xffff, 1);
+    ernic_rig_assert_mem(r, RXBUF, zero, 20);
+    ernic_rig_assert_mem(r, RXBUF + 20, f + F_IP, 20);
+    ernic_rig_fill(pay, sizeof(pay), 0x5555);
+    ernic_rig_assert_mem(r, RXBUF + 40, pay, sizeof(pay));
+    qtest_memread(r->qts, DEV_BASE(1) + META_OFF, m, sizeof(m));
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, 240);
+    g_assert_cmphex(m[ERNIC_RXMETA_OPCODE], ==, OPC_UD_SEND_IMM);
+    g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, ERNIC_RXMETA_F_IMM);
+    g_assert_cmphex((uint32_t)ldl_le_p(&m[ERNIC_RXMETA_DATA]), ==, IMM);
+    g_assert_cmphex(ldl_le_p(&m[ERNIC_RXMETA_SQPN]), ==, QPN_A);
+    ernic_rig_assert_idle(r->qts, 50);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, f, &len));
+    ernic_rig_stop(r);
+}
+
+/*
+ * End to end: QP A's UD SEND reaches QP B's WQE through the wire; then
+ * one with another Q_Key is dropped, as are an RC SEND to the UD QP and
+ * a UD SEND with no receive WQE left: the QP stays in service.
+ */
+static void test_send_receive(void)
+{
+    ErnicRig *r = ud_pair(UD_FEAT);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  1000, 9);
+    uint8_t f[FRAME_MAX], ext[12];
+    size_t len;
+
+    put_rwqe(r, 0);
+    put_rwqe(r, 1);
+    /* Two free RQ slots (STATRQPIDBi 0, RQCIi 3 of a depth of 4). */
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 3);
+    post_ud(r, 1, ERNIC_OP_SEND, 1000, AH_B, QPN_B, QKEY_B);
+    post_ud(r, 2, ERNIC_OP_SEND, 1000, AH_B, QPN_B, QKEY_B + 1);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_assert_mem(r, RXBUF + 40, p, 1000);
+    len = ernic_rig_inject(r, f, OPC_RC_SEND, QPN_B, 0x10, NULL, 0, 64);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    post_ud(r, 3, ERNIC_OP_SEND, 8, AH_B, QPN_B, QKEY_B);
+    len = ernic_rig_inject(r, f, OPC_UD_SEND, QPN_B, 0x11, ext,
+                           deth(ext, QKEY_B, false), 16);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 2);
+    g_assert_false(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_SEND, 2));
+    ernic_rig_stop(r);
+}
+
+typedef struct UdRefusal {
+    const char *name;
+    uint8_t opcode;
+    uint32_t len;
+    uint32_t ah;
+    uint32_t ah_pd;
+} UdRefusal;
+
+static const UdRefusal ud_refusals[] = {
+    { "write", ERNIC_OP_WRITE, 64, AH_B, PD_NUM },
+    { "longer-than-pmtu", ERNIC_OP_SEND, 1025, AH_B, PD_NUM },
+    { "ah-invalid", ERNIC_OP_SEND, 64, AH_B + 1, PD_NUM },
+    { "ah-past-table", ERNIC_OP_SEND, 64, ERNIC_AH_ENTRIES, PD_NUM },
+    { "ah-other-pd", ERNIC_OP_SEND, 64, AH_B, PD_NUM + 1 },
+};
+
+/* Each refused UD WQE: ERRFLAG, FATAL 0x05, nothing sent. */
+static void test_refused(const void *opaque)
+{
+    const UdRefusal *t = opaque;
+    ErnicRig *r = ud_pair(UD_FEAT);
+    uint8_t f[FRAME_MAX];
+    size_t len;
+
+    put_ah(r, 0, AH_B, 1, t->ah_pd, AH_OK);
+    post_ud(r, 6, t->opcode, t->len, t->ah, QPN_B, QKEY_B);
+    ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
+                       ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
+                    (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    ernic_rig_poll_cqhead(r, 0, QPN_A);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0) & ERRFLAG, ==, ERRFLAG);
+    ernic_rig_assert_idle(r->qts, 50);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    ernic_rig_stop(r);
+}
+
+/*
+ * Without EXTCTRL.UD the QP's bit does nothing: it is an RC QP, which
+ * places no UD SEND.
+ */
+static void test_off(void)
+{
+    ErnicRig *r = ud_pair(UD_FEAT & ~ERNIC_EXT_F_UD);
+    uint8_t f[FRAME_MAX], ext[12];
+    size_t len;
+
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXTCTRL), ==,
+                    UD_FEAT & ~ERNIC_EXT_F_UD);
+    put_rwqe(r, 0);
+    len = ernic_rig_inject(r, f, OPC_UD_SEND, QPN_B, 0x33, ext,
+                           deth(ext, QKEY_B, false), 16);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    ernic_rig_stop(r);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    qtest_add_func("/ernic/ud/ah-window", test_ah_window);
+    qtest_add_func("/ernic/ud/send-frame", test_send_frame);
+    qtest_add_func("/ernic/ud/receive", test_receive);
+    qtest_add_func("/ernic/ud/send-receive", test_send_receive);
+    qtest_add_func("/ernic/ud/off", test_off);
+    for (size_t k = 0; k < ARRAY_SIZE(ud_refusals); k++) {
+        g_autofree char *path = g_strdup_printf("/ernic/ud/refused/%s",
+                                                ud_refusals[k].name);
+
+        qtest_add_data_func(path, &ud_refusals[k], test_refused);
+    }
+    return g_test_run();
+}
