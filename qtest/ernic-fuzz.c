@@ -95,6 +95,9 @@ static bool chance(Fuzz *z, unsigned pct)
 /* Actions between two checks that the main loop goes idle. */
 #define SPIN_CHECK_EVERY    4000
 
+/* The Q_Key of the fuzzer's UD QPs (docs/extension.md, "UD QPs"). */
+#define FUZZ_QKEY       0x22222222u
+
 #define PICK(z, ...) ({                                                  \
     const uint64_t v_[] = { __VA_ARGS__ };                               \
     v_[below(z, ARRAY_SIZE(v_))];                                        \
@@ -401,8 +404,35 @@ static void act_ext_qp(Fuzz *z, int dev)
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XWQE |
                       ERNIC_EXTQPCONF_USER, ERNIC_EXTQPCONF_RXMETA |
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_SRQ |
-                      below(z, 4) << 16) : any_val(z));
+                      below(z, 4) << 16, ERNIC_EXTQPCONF_RXMETA |
+                      ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XWQE |
+                      ERNIC_EXTQPCONF_UD) : any_val(z));
+    ernic_rig_wr(z->r, dev, x + ERNIC_QKEY, chance(z, 80) ? FUZZ_QKEY :
+                 any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
+}
+
+/*
+ * An ERNIC-X address handle (docs/extension.md, "UD QPs"): the entry
+ * the WQEs' RTAG names mostly, to the peer or anywhere, of any PD.
+ */
+static void act_ext_ah(Fuzz *z, int dev)
+{
+    const QErnic *p = &z->r->d[1 - dev].e;
+    uint32_t idx = chance(z, 60) ? RKEY & 0xfff : below(z, 4096);
+
+    log_action(z, "ah dev%d [%u]", dev, idx);
+    ernic_rig_wr(z->r, dev, ERNIC_AHIDX, idx);
+    ernic_rig_wr(z->r, dev, ERNIC_AHPD, chance(z, 80) ? PD_NUM : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_AHMACMSB, chance(z, 80) ?
+                 lduw_be_p(p->mac) : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_AHMACLSB, chance(z, 80) ?
+                 ldl_be_p(p->mac + 2) : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_AHIP1, chance(z, 80) ? p->ip : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_AHCONF, chance(z, 80) ?
+                 ERNIC_AHCONF_VALID | TTL : any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_AHCMD, chance(z, 90) ? ERNIC_AHCMD_WRITE :
+                 below(z, 4));
 }
 
 /*
@@ -474,6 +504,10 @@ static void act_ext(Fuzz *z)
         return;
     }
     if (chance(z, 20)) {
+        act_ext_ah(z, dev);
+        return;
+    }
+    if (chance(z, 20)) {
         uint32_t conf = ernic_rig_rd(z->r, dev, ERNIC_XRNICCONF);
 
         val = chance(z, 60) ? PICK(z, ERNIC_EXT_F_MR, ERNIC_EXT_F_ALL,
@@ -483,7 +517,10 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
                                    ERNIC_EXT_F_UDB, ERNIC_EXT_F_RXMETA |
-                                   ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ) :
+                                   ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
+                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
+                                   ERNIC_EXT_F_UD) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -771,6 +808,10 @@ static void act_inject(Fuzz *z)
         ernic_rig_reth(ext, MR_VA + below(z, MR_LEN), chance(z, 80) ? RKEY :
                        rnd(z), chance(z, 60) ? below(z, 8192) :
                        any_len(z, 1024));
+    }
+    if ((op == 0x64 || op == 0x65) && ext_len >= 8 && chance(z, 60)) {
+        /* A DETH with the Q_Key the fuzzer's UD QPs take. */
+        stl_be_p(ext, FUZZ_QKEY);
     }
     if (ext_len == 4 && chance(z, 60)) {
         stl_be_p(ext, (uint32_t)PICK(z, 0x1f, 0x00, 0x21, 0x3f, 0x60, 0x61,
