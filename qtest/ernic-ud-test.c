@@ -243,6 +243,10 @@ static void test_send_receive(void)
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 2);
     g_assert_false(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
                    ERNIC_STATQP_FATAL);
+    /* QKEYi changes while the QP is enabled (IBTA: in any state). */
+    ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(QPN_B) + ERNIC_QKEY, QKEY_A);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_EXT_QP_OFFSET(QPN_B) +
+                                 ERNIC_QKEY), ==, QKEY_A);
     g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_SEND, 2));
     ernic_rig_stop(r);
 }

@@ -155,14 +155,17 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
 
 /*
  * A per-QP block is written only while its QP is disabled, so that no
- * message is received half under one setting (docs/extension.md).
+ * message is received half under one setting (docs/extension.md); but
+ * QKEYi, checked packet by packet, as IBTA lets modify_qp change it in
+ * any state.
  */
 static void ernic_ext_qp_written(ErnicCore *c, hwaddr addr, uint32_t old)
 {
     uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
     uint32_t w = ERNIC_W((addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE);
 
-    if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN) {
+    if (w != ERNIC_W(ERNIC_QKEY) &&
+        (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u extension register "
                       "write ignored: the QP is enabled\n", qpn);
         c->qp[qpn].ext_regs[w] = old;
