@@ -115,7 +115,13 @@ struct ernic_av {
 struct ernic_ah {
 	struct ib_ah ibah;
 	struct ernic_av av;
+	int idx;		/* ERNIC-X AH table entry (UD), or -1 */
 };
+
+static inline struct ernic_ah *to_eah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct ernic_ah, ibah);
+}
 
 struct ernic_cq {
 	struct ib_cq ibcq;
@@ -236,6 +242,7 @@ struct ernic_qp {
 	u32 rq_spare;			/* RQ buffers granted with no WR */
 	/* ERNIC-X: receive WQEs come from this SRQ; the RQ only reports. */
 	struct ernic_srq *srq;
+	bool ud;			/* ERNIC-X UD QP: sends name an AH */
 
 	struct ernic_cq *scq;
 	struct ernic_cq *rcq;
@@ -292,6 +299,8 @@ struct ernic_dev {
 	spinlock_t lock;		/* pd_map */
 	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
 	struct ida mr_ida;		/* MR table entries */
+	struct ida ah_ida;		/* ERNIC-X AH table entries */
+	spinlock_t ah_lock;		/* the ERNIC-X AH window */
 	u32 mr_max;			/* entries of the table in use */
 	u32 ext;			/* ERNIC-X features on (EXTCTRL) */
 	struct mutex mr_mutex;		/* the ERNIC-X MR window */

@@ -229,13 +229,67 @@ static int ernic_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Entry @idx of the ERNIC-X AH table (docs/extension.md, "UD QPs") from
+ * @av, of PD @pdn; valid or not. The window is one for the device.
+ */
+static void ernic_ah_program(struct ernic_dev *dev, u32 idx,
+			     const struct ernic_av *av, u32 pdn, bool valid)
+{
+	unsigned long flags;
+	int i;
+
+	spin_lock_irqsave(&dev->ah_lock, flags);
+	ernic_wr(dev, ERNIC_AHIDX, idx);
+	ernic_wr(dev, ERNIC_AHPD, pdn);
+	ernic_wr(dev, ERNIC_AHMACMSB, get_unaligned_be16(av->dmac));
+	ernic_wr(dev, ERNIC_AHMACLSB, get_unaligned_be32(av->dmac + 2));
+	if (av->ipv6) {
+		for (i = 0; i < 4; i++)
+			ernic_wr(dev, ERNIC_AHIP4 - 4 * i,
+				 get_unaligned_be32(av->dip + 4 * i));
+	} else {
+		ernic_wr(dev, ERNIC_AHIP1, get_unaligned_be32(av->dip + 12));
+	}
+	ernic_wr(dev, ERNIC_AHCONF,
+		 FIELD_PREP(ERNIC_AHCONF_TTL_MASK,
+			    av->hop_limit ? av->hop_limit : 64) |
+		 FIELD_PREP(ERNIC_AHCONF_TCLASS_MASK, av->tclass) |
+		 (av->ipv6 ? ERNIC_AHCONF_IPV6 : 0) |
+		 (valid ? ERNIC_AHCONF_VALID : 0));
+	ernic_wr(dev, ERNIC_AHCMD, ERNIC_AHCMD_WRITE);
+	spin_unlock_irqrestore(&dev->ah_lock, flags);
+}
+
+/*
+ * An AH: its address vector (QP1 builds its frames from it), and with
+ * ERNIC-X UD an entry of the device's table, which UD WQEs name by index
+ * and the device checks against the QP's PD. A process learns the index
+ * from the answer (struct ernic_create_ah_resp).
+ */
 static int ernic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			   struct ib_udata *udata)
 {
-	struct ernic_ah *ah = container_of(ibah, struct ernic_ah, ibah);
+	struct ernic_dev *dev = to_edev(ibah->device);
+	struct ernic_ah *ah = to_eah(ibah);
+	struct ernic_create_ah_resp resp = {};
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+							    GFP_ATOMIC;
+	int ret = ernic_av_from_attr(dev, init->ah_attr, &ah->av);
 
-	return ernic_av_from_attr(to_edev(ibah->device), init->ah_attr,
-				  &ah->av);
+	ah->idx = -1;
+	if (ret || !(dev->ext & ERNIC_EXT_F_UD))
+		return ret;
+	ah->idx = ida_alloc_max(&dev->ah_ida, ERNIC_AH_ENTRIES - 1, gfp);
+	if (ah->idx < 0)
+		return ah->idx;
+	ernic_ah_program(dev, ah->idx, &ah->av, to_epd(ibah->pd)->pdn, true);
+	if (udata && udata->outlen) {
+		resp.idx = ah->idx;
+		return ib_copy_to_udata(udata, &resp,
+					min(udata->outlen, sizeof(resp)));
+	}
+	return 0;
 }
 
 static int ernic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
@@ -246,8 +300,16 @@ static int ernic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/* Its table entry invalid: a UD WQE still naming it is refused. */
 static int ernic_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	struct ernic_dev *dev = to_edev(ibah->device);
+	struct ernic_ah *ah = to_eah(ibah);
+
+	if (ah->idx >= 0) {
+		ernic_ah_program(dev, ah->idx, &ah->av, 0, false);
+		ida_free(&dev->ah_ida, ah->idx);
+	}
 	return 0;
 }
 

@@ -186,6 +186,8 @@ static int ernic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&dev->swo_mutex);
 	mutex_init(&dev->mr_mutex);
 	ida_init(&dev->mr_ida);
+	ida_init(&dev->ah_ida);
+	spin_lock_init(&dev->ah_lock);
 	pci_set_drvdata(pdev, dev);
 
 	ret = pcim_enable_device(pdev);
@@ -262,6 +264,7 @@ static void ernic_remove(struct pci_dev *pdev)
 	ernic_global_fini(dev);
 	pci_free_irq_vectors(pdev);
 	ida_destroy(&dev->mr_ida);
+	ida_destroy(&dev->ah_ida);
 	ib_dealloc_device(&dev->ibdev);
 }
 

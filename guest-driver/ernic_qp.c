@@ -7,6 +7,7 @@
  */
 
 #include <linux/iopoll.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 
 #include "ernic.h"
@@ -443,7 +444,8 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0) |
 		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0) |
 		 (qp->srq ? ERNIC_EXTQPCONF_SRQ |
-		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0));
+		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0) |
+		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0));
 }
 
 /* The doorbell words of a QP the driver polls: its words of dev->db. */
@@ -510,13 +512,18 @@ static int ernic_qp_check_init(struct ernic_dev *dev, struct ib_pd *pd,
 	const struct ib_qp_cap *cap = &init->cap;
 	bool gsi = init->qp_type == IB_QPT_GSI;
 
+	bool ud = init->qp_type == IB_QPT_UD;
+
 	if (udata && (!ernic_user_capable(dev) ||
-		      init->qp_type != IB_QPT_RC)) {
-		ibdev_dbg(&dev->ibdev, "user QPs are RC QPs with ERNIC-X\n");
+		      (init->qp_type != IB_QPT_RC && !ud))) {
+		ibdev_dbg(&dev->ibdev, "user QPs are RC or UD QPs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
-	if ((init->qp_type != IB_QPT_RC && !gsi) || (init->srq && gsi) ||
-	    init->create_flags)
+	/* UD QPs: ERNIC-X UD, with the keyed SGEs and receive WQEs it needs. */
+	if (ud && (!(dev->ext & ERNIC_EXT_F_UD) || !ernic_user_capable(dev)))
+		return -EOPNOTSUPP;
+	if ((init->qp_type != IB_QPT_RC && !gsi && !ud) ||
+	    (init->srq && gsi) || init->create_flags)
 		return -EOPNOTSUPP;
 	/*
 	 * A kernel QP takes from a kernel SRQ, a process's from its own
@@ -629,6 +636,13 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rq_elem = qp->rx_wqe ? ERNIC_RWQE_SIZE :
 		      gsi ? ERNIC_GSI_RQ_ELEM : dev->rq_buf_size;
 	qp->err_status = -1;
+	/*
+	 * A UD message is one packet of at most the port's MTU, which the
+	 * QP's PMTU is (IBTA: UD has no path MTU of its own).
+	 */
+	qp->ud = init->qp_type == IB_QPT_UD;
+	if (qp->ud)
+		qp->attr.path_mtu = iboe_get_mtu(dev->netdev->mtu);
 	ernic_qp_try_direct(qp, udata);
 	/* A user SRQ's WR IDs are its process's: only a direct QP can say. */
 	ret = qp->srq && qp->srq->user && !qp->direct ? -EOPNOTSUPP :
@@ -640,7 +654,8 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	ernic_qp_program_queues(qp, to_epd(ibqp->pd)->pdn);
 	ernic_qp_zero(qp);
-	qp->attr.path_mtu = IB_MTU_1024;
+	if (!qp->ud)
+		qp->attr.path_mtu = IB_MTU_1024;
 	qp->qpconf = ernic_qpconf_base(qp, gsi ? IB_MTU_4096 : IB_MTU_1024);
 
 	qp->scq = to_ecq(init->send_cq);
@@ -797,7 +812,13 @@ static void ernic_qp_to_rtr(struct ernic_qp *qp)
 
 	qp->qpconf = ernic_qpconf_base(qp, q == ERNIC_QP_GSI ? IB_MTU_4096 :
 				       qp->attr.path_mtu);
-	if (q != ERNIC_QP_GSI) {
+	if (qp->ud) {
+		/* No peer: the AH of each WQE (docs/extension.md). */
+		ernic_qwr(dev, q, ERNIC_QPADVCONF,
+			  FIELD_PREP(ERNIC_QPADVCONF_PKEY_MASK,
+				     IB_DEFAULT_PKEY_FULL) |
+			  FIELD_PREP(ERNIC_QPADVCONF_TTL_MASK, 64));
+	} else if (q != ERNIC_QP_GSI) {
 		ernic_qwr(dev, q, ERNIC_MACDESADDLSB,
 			  get_unaligned_be32(av->dmac + 2));
 		ernic_qwr(dev, q, ERNIC_MACDESADDMSB,
@@ -889,6 +910,10 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	ernic_save_attr(qp, attr, mask);
 	if (mask & IB_QP_AV)
 		qp->av = av;
+	/* A UD QP's Q_Key, which the device takes in any state. */
+	if (qp->ud && (mask & IB_QP_QKEY))
+		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_QKEY,
+			 attr->qkey);
 
 	switch (new) {
 	case IB_QPS_RESET:

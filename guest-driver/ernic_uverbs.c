@@ -293,6 +293,7 @@ int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata)
 		resp.flags = ERNIC_QP_DIRECT;
 		resp.sq_depth = qp->sq_depth;
 		resp.rq_depth = qp->rq_depth;
+		resp.ud_mtu = qp->ud ? ib_mtu_enum_to_int(qp->attr.path_mtu) : 0;
 		for (r = 0; r < ERNIC_UQ_NR; r++) {
 			resp.key[r] = rdma_user_mmap_get_offset(&qp->umap[r]->rdma);
 			resp.len[r] = qp->umap[r]->size;

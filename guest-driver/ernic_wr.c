@@ -575,6 +575,51 @@ static int ernic_post_gsi_wr(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	return 0;
 }
 
+/*
+ * A UD SEND (with Immediate): one WQE naming the AH's entry of the
+ * device's table, the destination QP and the Q_Key, of at most the path
+ * MTU (docs/extension.md, "UD QPs"). A Q_Key with its high bit set
+ * means the QP's own (IBTA 10.2.5).
+ */
+static int ernic_post_ud_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
+			    const u8 *inl)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+	struct ernic_ah *ah = ud->ah ? to_eah(ud->ah) : NULL;
+	u64 len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	u32 slot = qp->sq_pi, qkey = ud->remote_qkey;
+	struct ernic_swqe *s = &qp->swqe[slot];
+	u8 *w = qp->sq + slot * qp->wqe_size;
+	u8 op = wr->opcode == IB_WR_SEND_WITH_IMM ? ERNIC_OP_SEND_IMM :
+						    ERNIC_OP_SEND;
+
+	if ((wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) ||
+	    wr->num_sge < 0 || wr->num_sge > ERNIC_XWQE_SGES || !ah ||
+	    ah->idx < 0 || ah->av.ipv6 ||
+	    len > ib_mtu_enum_to_int(qp->attr.path_mtu))
+		return -EINVAL;
+	if (!((qp->sq_ci + qp->sq_depth - slot - 1) % qp->sq_depth))
+		return -ENOMEM;
+	if (qkey & 0x80000000)
+		qkey = qp->attr.qkey;
+	ernic_fill_wqe(w, qp->wqe_size, slot, op, 0, len,
+		       (u64)qkey << 32 | (ud->remote_qpn & 0xffffff), ah->idx);
+	if (inl && len)
+		ernic_put_inline(qp, w, slot, inl, len);
+	else
+		ernic_put_sges(w, wr);
+	if (wr->opcode == IB_WR_SEND_WITH_IMM)
+		put_unaligned_le32(be32_to_cpu(wr->ex.imm_data),
+				   w + ERNIC_WQE_IMMDT);
+	s->opcode = IB_WC_SEND;
+	s->last = true;
+	s->byte_len = len;
+	s->wr_id = wr->wr_id;
+	s->signaled = (wr->send_flags & IB_SEND_SIGNALED) || qp->sq_sig_all;
+	qp->sq_pi = (slot + 1) % qp->sq_depth;
+	return 0;
+}
+
 /* IBTA 10.8.2: posting to the SQ before RTS is an immediate error. */
 static bool ernic_sq_open(struct ernic_qp *qp)
 {
@@ -620,6 +665,8 @@ static int ernic_post_one_send(struct ernic_qp *qp,
 		return -EINVAL;
 	if (qp->qpn == ERNIC_QP_GSI)
 		return ernic_post_gsi_wr(qp, wr);
+	if (qp->ud)
+		return ernic_post_ud_wr(qp, wr, inl);
 	return ernic_post_rc_wr(qp, wr, inl);
 }
 
@@ -1042,6 +1089,16 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 	u8 opc;
 
 	wc->src_qp = qp->attr.dest_qp_num;
+	if (qp->ud) {
+		/* A UD receive: the 40-byte GRH area, then the payload. */
+		m = qp->meta + qp->rq_seen * ERNIC_RXMETA_SIZE;
+		wc->src_qp = get_unaligned_le32(m + ERNIC_RXMETA_SQPN) &
+			     0xffffff;
+		wc->wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = m[ERNIC_RXMETA_FLAGS] &
+				       ERNIC_RXMETA_F_IPV6 ?
+				       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+	}
 	if (!qp->meta) {
 		len = min_t(u64, qp->rq_elem,
 			    ernic_sge_total(r->sge, r->num_sge));

@@ -64,7 +64,7 @@ struct ernic_create_qp_resp {
 	__u32 flags;				/* ERNIC_QP_DIRECT: granted */
 	__u32 sq_depth;				/* powers of two */
 	__u32 rq_depth;
-	__u32 reserved;
+	__u32 ud_mtu;				/* a UD QP's message limit */
 	__aligned_u64 key[ERNIC_UQ_NR];		/* mmap offsets */
 	__aligned_u64 len[ERNIC_UQ_NR];		/* mapping lengths */
 };
@@ -94,6 +94,15 @@ struct ernic_create_srq_resp {
 	__u32 depth;				/* ring slots, a power of two */
 	__aligned_u64 key[ERNIC_USRQ_NR];	/* mmap offsets */
 	__aligned_u64 len[ERNIC_USRQ_NR];	/* mapping lengths */
+};
+
+/*
+ * create_ah: the entry of the device's AH table (ERNIC-X UD) that a
+ * direct UD QP's WQEs name, or -1 where there is none.
+ */
+struct ernic_create_ah_resp {
+	__s32 idx;
+	__u32 reserved;
 };
 
 /*
