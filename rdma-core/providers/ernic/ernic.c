@@ -341,20 +341,24 @@ static int ernic_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(ibqp, wr, bad);
 }
 
+/* The driver answers with the AH's entry of the device's table. */
 static struct ibv_ah *ernic_create_ah(struct ibv_pd *pd,
 				      struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp;
-	struct ibv_ah *ah;
+	struct ernic_cmd_create_ah_resp resp = {};
+	struct ernic_ah *ah;
 
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
-	if (ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp))) {
+	resp.drv_payload.idx = -1;
+	if (ibv_cmd_create_ah(pd, &ah->ibah, attr, &resp.ibv_resp,
+			      sizeof(resp))) {
 		free(ah);
 		return NULL;
 	}
-	return ah;
+	ah->idx = resp.drv_payload.idx;
+	return &ah->ibah;
 }
 
 static int ernic_destroy_ah(struct ibv_ah *ah)
@@ -362,7 +366,7 @@ static int ernic_destroy_ah(struct ibv_ah *ah)
 	int ret = ibv_cmd_destroy_ah(ah);
 
 	if (!ret)
-		free(ah);
+		free(to_eah(ah));
 	return ret;
 }
 

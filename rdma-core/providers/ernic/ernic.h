@@ -82,6 +82,9 @@ struct ernic_dq {
 	uint64_t *rwr_id;
 
 	uint32_t dest_qpn;		/* src_qp of receive completions */
+	bool ud;			/* a UD QP (ERNIC-X UD) */
+	uint32_t ud_mtu;		/* ... its message limit */
+	uint32_t qkey;			/* ... its Q_Key (IBV_QP_QKEY) */
 	bool sig_all;
 	struct list_node scq_node;
 	struct list_node rcq_node;
@@ -133,6 +136,17 @@ static inline struct ernic_context *to_ectx(struct ibv_context *ibctx)
 static inline struct ernic_cq *to_ecq(struct ibv_cq *ibcq)
 {
 	return container_of(ibcq, struct ernic_cq, vcq.cq);
+}
+
+/* An AH and its entry of the device's table (ERNIC-X UD), or -1. */
+struct ernic_ah {
+	struct ibv_ah ibah;		/* first: freed through it */
+	int32_t idx;
+};
+
+static inline struct ernic_ah *to_eah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct ernic_ah, ibah);
 }
 
 static inline struct ernic_srq *to_esrq(struct ibv_srq *ibsrq)

@@ -94,6 +94,8 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 
 	q->sq_depth = resp->sq_depth;
 	q->rq_depth = resp->rq_depth;
+	q->ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
+	q->ud_mtu = resp->ud_mtu;
 	if (q->sq_depth < 2 || q->rq_depth < 2 ||
 	    resp->len[ERNIC_UQ_SQ] < (size_t)q->sq_depth * ERNIC_XWQE_SIZE ||
 	    resp->len[ERNIC_UQ_RQ] < (size_t)q->rq_depth * ERNIC_RWQE_SIZE ||
@@ -224,8 +226,14 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	    wr->num_sge > ERNIC_XWQE_SGES)
 		return EINVAL;
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
+	/* A UD SEND: one packet to an AH with a table entry. */
+	if (qp->dq.ud && (ernic_op_rw(op) || op == ERNIC_OP_SEND_INV ||
+			  len > qp->dq.ud_mtu || !wr->wr.ud.ah ||
+			  to_eah(wr->wr.ud.ah)->idx < 0))
+		return EINVAL;
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
-	if (len > ERNIC_MAX_MSG_SIZE || (!ernic_op_rw(op) && !len))
+	if (len > ERNIC_MAX_MSG_SIZE ||
+	    (!ernic_op_rw(op) && !len && !qp->dq.ud))
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (op == ERNIC_OP_READ || len > qp->max_inline)
@@ -293,7 +301,16 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	memset(w, 0, ERNIC_XWQE_SIZE);
 	put_le16(w + ERNIC_WQE_WRID, slot);
 	w[ERNIC_WQE_OPCODE] = op;
-	if (ernic_op_rw(op)) {
+	if (q->ud) {
+		/* The AH's entry, the destination QP and the Q_Key. */
+		uint32_t qkey = wr->wr.ud.remote_qkey;
+
+		put_le32(w + ERNIC_WQE_LENGTH, len);
+		put_le32(w + ERNIC_WQE_UD_DQPN, wr->wr.ud.remote_qpn & 0xffffff);
+		put_le32(w + ERNIC_WQE_UD_QKEY,
+			 qkey & 0x80000000 ? q->qkey : qkey);
+		put_le32(w + ERNIC_WQE_UD_AH, to_eah(wr->wr.ud.ah)->idx);
+	} else if (ernic_op_rw(op)) {
 		put_le64(w + ERNIC_WQE_ROFFSET, wr->wr.rdma.remote_addr);
 		put_le32(w + ERNIC_WQE_RTAG, wr->wr.rdma.rkey);
 	} else {
@@ -507,6 +524,11 @@ static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
 	uint32_t data = get_le32(m + ERNIC_RXMETA_DATA);
 
 	wc->byte_len = get_le32(m + ERNIC_RXMETA_LEN);
+	if (q->ud) {
+		/* The 40-byte GRH area, then the payload. */
+		wc->src_qp = get_le32(m + ERNIC_RXMETA_SQPN) & 0xffffff;
+		wc->wc_flags |= IBV_WC_GRH;
+	}
 	if (flags & ERNIC_RXMETA_F_IMM) {
 		wc->wc_flags |= IBV_WC_WITH_IMM;
 		wc->imm_data = htobe32(data);
@@ -616,6 +638,8 @@ void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
 
 	if (mask & IBV_QP_DEST_QPN)
 		q->dest_qpn = attr->dest_qp_num;
+	if (mask & IBV_QP_QKEY)
+		q->qkey = attr->qkey;
 	if (!(mask & IBV_QP_STATE))
 		return;
 	pthread_spin_lock(&q->sq_lock);

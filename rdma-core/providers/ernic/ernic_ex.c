@@ -258,6 +258,19 @@ static void ernic_wr_send_inv(struct ibv_qp_ex *ibqp, uint32_t rkey)
 		wr->invalidate_rkey = rkey;
 }
 
+/* A UD WR's destination (ERNIC-X UD): the AH, the QP and the Q_Key. */
+static void ernic_wr_set_ud_addr(struct ibv_qp_ex *ibqp, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct ibv_send_wr *wr = ernic_wr_cur(to_eqp_ex(ibqp));
+
+	if (!wr)
+		return;
+	wr->wr.ud.ah = ah;
+	wr->wr.ud.remote_qpn = remote_qpn;
+	wr->wr.ud.remote_qkey = remote_qkey;
+}
+
 static void ernic_wr_set_sge_list(struct ibv_qp_ex *ibqp, size_t num_sge,
 				  const struct ibv_sge *sg_list)
 {
@@ -377,6 +390,7 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 	qp->wr_set_inline_data_list = ernic_wr_set_inline_data_list;
 	qp->wr_set_sge = ernic_wr_set_sge;
 	qp->wr_set_sge_list = ernic_wr_set_sge_list;
+	qp->wr_set_ud_addr = ernic_wr_set_ud_addr;
 	qp->wr_start = ernic_wr_start;
 	qp->wr_complete = ernic_wr_complete;
 	qp->wr_abort = ernic_wr_abort;
