@@ -39,6 +39,9 @@ elif [ $rc -ne 0 ]; then
     fail "run_tests.py exit $rc"
     grep -A30 '^ERROR:\|^FAIL:' /tmp/py.out | head -n 120 |
         sed 's/^/guest: error: /'
+    # A crash (exit 139) leaves no summary: where it was.
+    grep -q '^Ran ' /tmp/py.out ||
+        tail -n 40 /tmp/py.out | sed 's/^/guest: error: /'
 fi
 # The project's own checks of verbs that common software needs
 # (guest/test_ernic_verbs.py), run apart so rdma-core's count stays its.

@@ -9,7 +9,8 @@
 #           the server side is not yet listening) and checks its output:
 #           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
 #           sizes, ibv_srq_pingpong (4 QPs on one SRQ, the server checking
-#           the buffers), rping with its payload check, perftest's bandwidth and
+#           the buffers), ibv_ud_pingpong (1 KiB datagrams, checked),
+#           rping with its payload check, perftest's bandwidth and
 #           latency tests, with verbs_steps=full qperf's RC tests (not
 #           with verbs_qperf=0);
 #           then, on ernic, the security checks
@@ -111,6 +112,9 @@ step_list() {
     # Four QPs receiving through one shared receive queue on each side
     # (ERNIC-X SRQ on ernic); the server checks every buffer (-c).
     echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
+    # UD datagrams of the IB MTU (ERNIC-X UD on ernic); the server
+    # checks every buffer (-c).
+    echo "ibv_ud_pingpong 1024|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c @S"
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     # qperf's RC tests over rdma_cm (-cm1: its own exchange sends no GID,
     # which RoCE needs); its client creates send-only QPs and its server

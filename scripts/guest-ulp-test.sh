@@ -144,7 +144,7 @@ if [ "$check" != 1 ]; then
 fi
 verbs_taps() {
     local t
-    echo "1..14"
+    echo "1..15"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -153,6 +153,8 @@ verbs_taps() {
         'ok client: ibv_rc_pingpong' 2
     tap "ibv_srq_pingpong, 4 QPs on one SRQ, 4 KiB, buffers checked" \
         'ok client: ibv_srq_pingpong'
+    tap "ibv_ud_pingpong, 1 KiB UD datagrams, buffers checked" \
+        'ok client: ibv_ud_pingpong'
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
     if [ "$qperf" = 1 ]; then
         tap "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
