@@ -27,6 +27,8 @@
  *     receive WQEs written straight into its mapped ring naming bus
  *     memory or the victim's buffer; a QP of another PD on it; a QP on
  *     the victim's SRQ handle;
+ *   - with a UD QP (ERNIC-X UD): a WQE written straight into its mapped
+ *     SQ naming the victim's AH by its entry of the device's table;
  *   - a mapping of the device: mmap() of the uverbs file at an offset
  *     that is not one of its own QPs', a read-only ring made writable,
  *     the BAR's sysfs resource file.
@@ -60,6 +62,16 @@
 #include "ernic-verbs.h"
 
 #define SECRET		0xa5
+
+/*
+ * The ernic provider's AH (rdma-core/providers/ernic/ernic.h): the
+ * victim reads its own AH's table entry from it, to tell the attacker,
+ * as any process could learn an index by trying them all.
+ */
+struct ernic_ah_view {
+	struct ibv_ah ah;
+	int32_t idx;
+};
 #define NOBODY		65534
 
 struct victim_info {
@@ -68,6 +80,7 @@ struct victim_info {
 	uint32_t rkey;
 	uint32_t qp_handle;
 	uint32_t srq_handle;
+	int32_t ah_idx;		/* its AH's entry of the device's table */
 };
 
 static void drop_privileges(void)
@@ -612,6 +625,69 @@ out:
 		ibv_dealloc_pd(pd2);
 }
 
+/* An AH of @pd to the device itself (loopback), or NULL. */
+static struct ibv_ah *ah_self(struct dev *d, struct ibv_pd *pd)
+{
+	struct ibv_ah_attr a = {
+		.is_global = 1,
+		.grh = { .dgid = d->gid, .sgid_index = d->gid_index,
+			 .hop_limit = 64 },
+		.port_num = 1,
+	};
+
+	return ibv_create_ah(pd, &a);
+}
+
+/*
+ * A UD SEND written straight into the attacker's own UD QP's mapped SQ
+ * (its lowest mmap offsets, SQ first, doorbell page last) naming AH
+ * entry @idx, rung through its doorbell page: with an entry of another
+ * process's PD the device must refuse it, and nothing is sent.
+ */
+static void check_ud_forged(struct dev *d, int32_t idx)
+{
+	const char *name = "a UD WQE written into the mapped SQ naming another process's AH ends in an error";
+	struct ibv_qp *qp = qp_new_type(d, NULL, IBV_QPT_UD);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
+	struct umap r[6];
+	uint8_t *w;
+	int st;
+
+	if (!qp || idx < 0) {
+		printf("ok - %s # SKIP no UD QP or AH entry\n", name);
+		goto out;
+	}
+	if (direct_regions(r)) {
+		printf("ok - %s # SKIP no direct QP\n", name);
+		goto out;
+	}
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE) ||
+	    (a.qp_state = IBV_QPS_RTS, a.sq_psn = 0,
+	     ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))) {
+		report(0, name, "no RTS");
+		goto out;
+	}
+	w = r[0].start;
+	memset(w, 0, ERNIC_XWQE_SIZE);
+	memset(d->buf, 0x5a, 64);
+	w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+	w[ERNIC_XWQE_NSGE] = 1;
+	memcpy(w + ERNIC_WQE_LENGTH, &(uint32_t){ 64 }, 4);
+	memcpy(w + ERNIC_WQE_UD_DQPN, &(uint32_t){ qp->qp_num }, 4);
+	memcpy(w + ERNIC_WQE_UD_AH, &idx, 4);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_ADDR, &(uint64_t){
+	       (uintptr_t)d->buf }, 8);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LEN, &(uint32_t){ 64 }, 4);
+	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LKEY, &d->mr->lkey, 4);
+	__sync_synchronize();
+	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;
+	st = wait_wc(d, qp);
+	report(st != IBV_WC_SUCCESS && st != -1, name, NULL);
+out:
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 static void check_mmap(struct dev *d, const char *bdf)
 {
 	char path[128];
@@ -642,6 +718,7 @@ static int victim(const char *name, int gid_index, int to_attacker,
 	struct dev d = { 0 };
 	struct ibv_qp *qp = NULL;
 	struct ibv_srq *srq = NULL;
+	struct ibv_ah *ah;
 	char c;
 	int i;
 
@@ -664,6 +741,9 @@ static int victim(const char *name, int gid_index, int to_attacker,
 		srq = ibv_create_srq(d.pd, &sa);
 	}
 	v.srq_handle = srq ? srq->handle : 0;
+	/* An AH, whose entry (ERNIC-X UD) the attacker names in a WQE. */
+	ah = ah_self(&d, d.pd);
+	v.ah_idx = ah ? ((struct ernic_ah_view *)ah)->idx : -1;
 	memset(d.buf, SECRET, BUF_SIZE);
 	v.addr = (uintptr_t)d.buf;
 	v.lkey = d.mr->lkey;
@@ -712,6 +792,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 	check_srq_forged(&d, v.addr, v.lkey,
 			 "an SRQ WQE written into the mapped ring with another process's L_Key ends in an error");
 	check_srq_foreign(&d, &v);
+	check_ud_forged(&d, v.ah_idx);
 	check_mmap(&d, bdf);
 }
 

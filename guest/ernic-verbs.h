@@ -82,8 +82,9 @@ static inline int dev_open(struct dev *d, const char *name, int gid_index)
 	return d->mr ? 0 : -1;
 }
 
-/* An RC QP in INIT, receiving through @srq if not NULL. */
-static inline struct ibv_qp *qp_new_srq(struct dev *d, struct ibv_srq *srq)
+/* A QP of @type in INIT, receiving through @srq if not NULL. */
+static inline struct ibv_qp *qp_new_type(struct dev *d, struct ibv_srq *srq,
+					 enum ibv_qp_type type)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = d->cq,
@@ -92,22 +93,31 @@ static inline struct ibv_qp *qp_new_srq(struct dev *d, struct ibv_srq *srq)
 		.cap = { .max_send_wr = 8, .max_recv_wr = srq ? 0 : 8,
 			 .max_send_sge = 1, .max_recv_sge = 1,
 			 .max_inline_data = 64 },
-		.qp_type = IBV_QPT_RC,
+		.qp_type = type,
 	};
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
 				   IBV_ACCESS_REMOTE_WRITE,
+		.qkey = 0x11111111,
 	};
 	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);
 
 	if (qp && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+				IBV_QP_PORT | (type == IBV_QPT_UD ?
+					       IBV_QP_QKEY :
+					       IBV_QP_ACCESS_FLAGS))) {
 		ibv_destroy_qp(qp);
 		return NULL;
 	}
 	return qp;
+}
+
+/* An RC QP in INIT, receiving through @srq if not NULL. */
+static inline struct ibv_qp *qp_new_srq(struct dev *d, struct ibv_srq *srq)
+{
+	return qp_new_type(d, srq, IBV_QPT_RC);
 }
 
 static inline struct ibv_qp *qp_new(struct dev *d)

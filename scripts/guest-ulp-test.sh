@@ -168,8 +168,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     if [ "$cdev" = ernic ]; then
-        tap "a process reaches no memory but its own (22 checks on direct QPs and SRQs, 14 on the command path)" \
-            'ok client: uverbs security: 22 direct, 14 command path'
+        tap "a process reaches no memory but its own (23 checks on direct QPs, SRQs and UD QPs, 14 on the command path)" \
+            'ok client: uverbs security: 23 direct, 14 command path'
     else
         n=$((n + 1))
         echo "ok $n - # SKIP the security checks are ernic's"
