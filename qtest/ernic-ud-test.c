@@ -174,6 +174,38 @@ static void test_send_frame(void)
 }
 
 /*
+ * A UD SEND of at most 16 bytes with no SGE carries SDATA (PG332 Table
+ * 2-1), as an RC SEND does: what a provider's inline SEND writes.
+ */
+static void test_send_sdata(void)
+{
+    ErnicRig *r = ud_pair(UD_FEAT);
+    uint8_t w[ERNIC_XWQE_SIZE] = { 0 }, f[FRAME_MAX], want[FRAME_MAX];
+    uint8_t ext[12], sdata[12];
+    size_t len, wlen;
+
+    ernic_rig_fill(sdata, sizeof(sdata), 42);
+    stw_le_p(&w[ERNIC_WQE_WRID], 3);
+    w[ERNIC_WQE_OPCODE] = ERNIC_OP_SEND;
+    stl_le_p(&w[ERNIC_WQE_LENGTH], sizeof(sdata));
+    stl_le_p(&w[ERNIC_WQE_UD_DQPN], 0x99);
+    stl_le_p(&w[ERNIC_WQE_UD_QKEY], QKEY_B);
+    stl_le_p(&w[ERNIC_WQE_UD_AH], AH_B);
+    memcpy(&w[ERNIC_WQE_SDATA], sdata, sizeof(sdata));
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF, w, sizeof(w));
+    r->d[0].sqpi++;
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, 1);
+    len = ernic_rig_wire_wait(r, 0, f);
+    wlen = ernic_rig_frame(want, &r->d[0], &r->d[1], OPC_UD_SEND, 0x99,
+                           PSN_A, false, ext, deth(ext, QKEY_B, false),
+                           sdata, sizeof(sdata));
+    stw_be_p(want + F_UDP, UDP_SPORT);
+    stl_le_p(want + wlen - 4, qernic_icrc(want, wlen));
+    g_assert_cmpmem(f, len, want, wlen);
+    ernic_rig_stop(r);
+}
+
+/*
  * A UD SEND with the QP's Q_Key takes the receive WQE: the GRH area (20
  * zero bytes, the IPv4 header), then the payload; the metadata says the
  * length with the area, the ImmDt and the source QP. No ACK is sent.
@@ -316,6 +348,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/ernic/ud/ah-window", test_ah_window);
     qtest_add_func("/ernic/ud/send-frame", test_send_frame);
+    qtest_add_func("/ernic/ud/send-sdata", test_send_sdata);
     qtest_add_func("/ernic/ud/receive", test_receive);
     qtest_add_func("/ernic/ud/send-receive", test_send_receive);
     qtest_add_func("/ernic/ud/off", test_off);

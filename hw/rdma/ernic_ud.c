@@ -157,8 +157,10 @@ static void ernic_ud_path(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
 /*
  * Send WQE @e of UD QP @qpn as one UD SEND ONLY packet (with Immediate):
  * BTH with the QP's next PSN and no AckReq, DETH with the WQE's Q_Key and
- * this QP's number (IBTA 9.8.3). The WQE completes once sent, or with
- * ERRFLAG and FATAL 0x05 when its data cannot be read.
+ * this QP's number (IBTA 9.8.3). Its data is the SGEs', LADDR's, or
+ * with no SGE up to 16 bytes of SDATA, as an RC SEND's. The WQE
+ * completes once sent, or with ERRFLAG and FATAL 0x05 when its data
+ * cannot be read.
  */
 void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
 {
@@ -180,8 +182,11 @@ void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
         stl_be_p(p + ERNIC_DETH_LEN, e->imm);
     }
     p += ext;
-    if (e->len && !ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, 0,
-                                    p, NULL, e->len)) {
+    if (!e->nsge && e->len <= ERNIC_WQE_SDATA_MAX) {
+        /* Up to 16 bytes of SEND data in the WQE (PG332 Table 2-1). */
+        memcpy(p, e->sdata, e->len);
+    } else if (!ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, 0,
+                                 p, NULL, e->len)) {
         e->error = true;
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "read of UD WQE %u data failed: FATAL", e->slot);
