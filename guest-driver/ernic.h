@@ -49,7 +49,8 @@ struct ernic_eth_ring {
  * PD/MR table of 256 entries (Table 2-7), 16-bit queue indices.
  */
 #define ERNIC_MAX_RD_ATOM	16
-#define ERNIC_MAX_QP_WR		4095
+#define ERNIC_MAX_QP_WR		16384
+#define ERNIC_MAX_DEPTH		0x8000	/* QDEPTHi: 16 bits, a power of two */
 #define ERNIC_MAX_RECV_SGE	4
 /* ERNIC-X SRQs: a ring of twice the WRs, at most 65535 slots. */
 #define ERNIC_MAX_SRQ_WR	16383

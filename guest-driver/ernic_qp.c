@@ -643,6 +643,11 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->ud = init->qp_type == IB_QPT_UD;
 	if (qp->ud)
 		qp->attr.path_mtu = iboe_get_mtu(dev->netdev->mtu);
+	/* QDEPTHi's fields are 16 bits (PG332 p.42). */
+	if (qp->sq_depth > ERNIC_MAX_DEPTH || qp->rq_depth > ERNIC_MAX_DEPTH) {
+		ret = -EINVAL;
+		goto err;
+	}
 	ernic_qp_try_direct(qp, udata);
 	/* A user SRQ's WR IDs are its process's: only a direct QP can say. */
 	ret = qp->srq && qp->srq->user && !qp->direct ? -EOPNOTSUPP :
