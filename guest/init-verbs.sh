@@ -81,6 +81,12 @@ step_list() {
         perftest_steps "$all" "64 1024 4096 65536 1048576" \
             "2 64 1024 4096 65536" 200
         return ;;
+    ucx)
+        # UCX's perftests alone (ERNIC_VERBS_STEPS=ucx): not in the test
+        # command, as UCX's UD endpoints time out between two TCG guests
+        # here, rxe's as ernic's (docs/driver.md, "UCX").
+        ucx_steps
+        return ;;
     demo)
         # the README's main command: ib_write_bw and ib_write_lat
         perftest_steps "ib_write_bw ib_write_lat" "4096 65536 1048576" 2 200
@@ -133,6 +139,25 @@ step_list() {
     fi
 }
 
+# UCX (Debian's ucx-utils) over the device: ucx_perftest's UCP tests
+# with UD alone and with RC (whose receives go through an SRQ, and which
+# connects through UD), and UCT's single-transport tests. UCX asks for
+# TX_MIN_SGE + 1 = 6 send SGEs, ernic's WQEs have 4: 3 + 1 it is.
+UCX_ENV="env UCX_NET_DEVICES=@D:1 UCX_IB_GID_INDEX=@G UCX_IB_TX_MIN_SGE=3"
+ucx_steps() {
+    local t
+    for t in "ud_verbs tag_lat 8 1000" "ud_verbs tag_bw 4096 200" \
+             "rc_verbs,ud_verbs tag_lat 8 1000" \
+             "rc_verbs,ud_verbs tag_bw 65536 200" \
+             "rc_verbs,ud_verbs ucp_am_bw 65536 200"; do
+        set -- $t
+        echo "ucx $1 $2|$UCX_ENV UCX_TLS=$1 ucx_perftest -p @P|$UCX_ENV UCX_TLS=$1 ucx_perftest @S -p @P -t $2 -s $3 -n $4"
+    done
+    for t in ud_verbs rc_verbs; do
+        echo "uct $t am_lat|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x $t -d @D:1 -t am_lat -n 1000"
+    done
+}
+
 # expand ARGS PORT: the placeholders of a step's command line.
 expand() {
     echo "$1" | sed -e "s/@D/$ibdev/g" -e "s/@G/$gid/g" -e "s/@P/$2/g" \
@@ -177,6 +202,7 @@ qperf_results() {
 check() {
     case $1 in
     ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
+    ucx*|uct*) grep -q 'Final:' "$2" ;;
     rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
     qperf*) qperf_results "$2" |
             awk -v want="$QPERF_RC" 'END { exit NR != split(want, w, " ") }' ;;
@@ -189,6 +215,7 @@ check() {
 result() {
     case $1 in
     ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
+    ucx*|uct*) grep 'Final:' "$2" | tr -s ' ' | tail -n 1 ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
     qperf*) qperf_results "$2" | tr '\n' ';' | sed 's/;$//; s/;/; /g' ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
@@ -289,6 +316,15 @@ verbs_client() {
     else
         fail "client: ibv_devinfo"
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20
+    fi
+    # What UCX finds on the device: its transports (where the image has
+    # UCX: guest-verbs's, not guest-migrate's).
+    if ! command -v ucx_info >/dev/null; then
+        :
+    elif ucx_info -d >/tmp/ucx.out 2>&1; then
+        say "ok client: ucx_info -d on $ibdev: $(grep -B1 "Device: $ibdev:1" /tmp/ucx.out | grep -o 'Transport: [a-z_]*' | tr '\n' ' ')"
+    else
+        fail "client: ucx_info -d"
     fi
     clients
     [ "$rdev" = ernic ] && [ "$steps" = short ] && security

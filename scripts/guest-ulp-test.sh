@@ -14,6 +14,8 @@
 # perftest at 2 B..1 MiB (bandwidth) or 2 B..64 KiB (latency).
 # ERNIC_VERBS_STEPS=one:TOOL:SIZE:ITERS: that perftest step alone (e.g.
 # one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
+# ERNIC_VERBS_STEPS=ucx: UCX's ucx_perftest steps alone (UCP over UD and
+# RC+UD, UCT over each); not in the test command (docs/driver.md, "UCX").
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
@@ -66,7 +68,8 @@ $cdev (${ERNIC_VERBS_STEPS:-short} steps)"
     rdma_root=$("$ERNIC_ROOT/scripts/build-rdma-core.sh" "$work")
     mods=(kdep:rdma_ucm "tree:$rdma_root" deb:perftest deb:qperf deb:libpci3
           deb:libudev1 deb:zlib1g deb:libnl-3-200 deb:libnl-route-3-200
-          deb:libgcc-s1) ;;
+          deb:libgcc-s1 deb:libucx0 deb:ucx-utils deb:libnuma1 deb:libgomp1
+          deb:libstdc++6) ;;
 *)
     die "ULP: nvmeof, nfs, srp or verbs" ;;
 esac
@@ -144,7 +147,7 @@ if [ "$check" != 1 ]; then
 fi
 verbs_taps() {
     local t
-    echo "1..15"
+    echo "1..16"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -155,6 +158,8 @@ verbs_taps() {
         'ok client: ibv_srq_pingpong'
     tap "ibv_ud_pingpong, 1 KiB UD datagrams, buffers checked" \
         'ok client: ibv_ud_pingpong'
+    tap "ucx_info -d: UCX finds rc_verbs and ud_verbs on $cdev" \
+        'ok client: ucx_info -d on .*rc_verbs.*ud_verbs'
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
     if [ "$qperf" = 1 ]; then
         tap "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
