@@ -722,6 +722,9 @@ bool ernic_rq_write(ErnicCore *c, uint32_t qpn, uint64_t off,
                     const uint8_t *buf, uint32_t len);
 bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
                    const ErnicPkt *pkt, uint32_t len);
+void ernic_rq_dgram_area(const ErnicPkt *pkt, uint8_t *area);
+bool ernic_rq_place_dgram(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                          const uint8_t *area);
 
 /* ernic_txw.c: the transmit window */
 void ernic_txw_reset(ErnicQP *qp);

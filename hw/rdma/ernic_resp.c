@@ -764,36 +764,6 @@ bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
     return (qp->rd_count || qp->ack_held) && !c->tx_blocked;
 }
 
-/*
- * An ERNIC-X receive WQE of QP1 (docs/extension.md, "QP1") gets the IP
- * area and the MAD, as a UD receive's 40-byte GRH and payload, and the
- * metadata entry the length, the source QP and the IP version. A refused
- * WQE completes its slot with the status and no data: QP1 is unreliable,
- * so there is no NAK and no FATAL. False when the MAD is dropped (the WQE
- * or a DMA failed).
- */
-static bool ernic_resp_gsi_place(ErnicCore *c, const ErnicPkt *pkt,
-                                 const uint8_t *area)
-{
-    ErnicQP *qp = &c->qp[ERNIC_QP_GSI];
-    uint32_t qpn = ERNIC_QP_GSI;
-    uint32_t len = ERNIC_GSI_IP_AREA + pkt->paylen;
-
-    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
-        return false;
-    }
-    if (!qp->rx_status && len > qp->rq_size) {
-        qp->rx_status = ERNIC_RXMETA_ST_LEN;
-    }
-    if (!qp->rx_status &&
-        (!ernic_rq_write(c, qpn, 0, area, ERNIC_GSI_IP_AREA) ||
-         !ernic_rq_write(c, qpn, ERNIC_GSI_IP_AREA, pkt->payload,
-                         pkt->paylen))) {
-        return false;
-    }
-    return ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len);
-}
-
 /* PG332's QP1 RQ buffer: the IP area, then UDP to the end of the MAD. */
 static bool ernic_resp_gsi_copy(ErnicCore *c, const ErnicPkt *pkt,
                                 const uint8_t *area, size_t iphl, size_t rest)
@@ -817,7 +787,7 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
     uint32_t qpn = ERNIC_QP_GSI;
     size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t rest = pkt->len - ERNIC_ICRC_LEN - pkt->l3 - iphl;
-    uint8_t area[ERNIC_GSI_IP_AREA] = { 0 };
+    uint8_t area[ERNIC_GSI_IP_AREA];
 
     if (pkt->opcode != IB_OPC_UD_SEND_ONLY || !ernic_rq_take(c, qpn) ||
         (!qp->rx_wqe && ERNIC_GSI_IP_AREA + rest > qp->rq_size)) {
@@ -825,8 +795,12 @@ void ernic_resp_gsi_receive(ErnicCore *c, const ErnicPkt *pkt)
         ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
-    memcpy(area + ERNIC_GSI_IP_AREA - iphl, pkt->frame + pkt->l3, iphl);
-    if (!(qp->rx_wqe ? ernic_resp_gsi_place(c, pkt, area) :
+    ernic_rq_dgram_area(pkt, area);
+    /*
+     * With ERNIC-X (docs/extension.md, "QP1") the receive WQE gets the IP
+     * area and the MAD as a UD receive's GRH and payload.
+     */
+    if (!(qp->rx_wqe ? ernic_rq_place_dgram(c, qpn, pkt, area) :
                        ernic_resp_gsi_copy(c, pkt, area, iphl, rest))) {
         trace_ernic_qp_dma_fault(qpn, "a MAD");
         return;

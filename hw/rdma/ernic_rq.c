@@ -188,3 +188,48 @@ bool ernic_rq_write(ErnicCore *c, uint32_t qpn, uint64_t off,
     return ernic_mr_msg_dma(c, qp->rx_sge, qp->rx_wqe ? ERNIC_RWQE_SGES : 0,
                             qp->rq_addr, qp->rq_size, off, NULL, buf, len);
 }
+
+/* QP1's IP area and a UD receive's GRH area are the same 40 bytes. */
+QEMU_BUILD_BUG_ON(ERNIC_GSI_IP_AREA != ERNIC_UD_GRH_AREA);
+
+/*
+ * The 40-byte IP area before a datagram's payload (IBTA 11.4.1.2, the
+ * RoCEv2 annex A17.4.5.2): an IPv6 header, or 20 zero bytes and the IPv4
+ * header.
+ */
+void ernic_rq_dgram_area(const ErnicPkt *pkt, uint8_t *area)
+{
+    size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
+
+    memset(area, 0, ERNIC_UD_GRH_AREA);
+    memcpy(area + ERNIC_UD_GRH_AREA - iphl, pkt->frame + pkt->l3, iphl);
+}
+
+/*
+ * A datagram (QP1's MAD, a UD QP's message) into the receive WQE of the
+ * slot it took: the IP area @area, then the payload, over its SGEs, and
+ * the metadata entry with the length of both. A refused WQE completes
+ * its slot with the status and no data: datagrams are unreliable, so
+ * there is no NAK and no FATAL. False when the WQE or a DMA failed: the
+ * datagram is lost.
+ */
+bool ernic_rq_place_dgram(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                          const uint8_t *area)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    uint32_t len = ERNIC_UD_GRH_AREA + pkt->paylen;
+
+    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
+        return false;
+    }
+    if (!qp->rx_status && len > qp->rq_size) {
+        qp->rx_status = ERNIC_RXMETA_ST_LEN;
+    }
+    if (!qp->rx_status &&
+        (!ernic_rq_write(c, qpn, 0, area, ERNIC_UD_GRH_AREA) ||
+         !ernic_rq_write(c, qpn, ERNIC_UD_GRH_AREA, pkt->payload,
+                         pkt->paylen))) {
+        return false;
+    }
+    return ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len);
+}

@@ -200,35 +200,6 @@ void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
 }
 
 /*
- * Place a UD receive in the slot its message took: the GRH area (an
- * IPv6 header, or 20 zero bytes and the IPv4 header), then the payload,
- * over the receive WQE's SGEs; a refused WQE completes with its status
- * and no data. False when the WQE or a DMA failed: the message is lost.
- */
-static bool ernic_ud_place(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
-{
-    ErnicQP *qp = &c->qp[qpn];
-    size_t iphl = pkt->ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
-    uint32_t len = ERNIC_UD_GRH_AREA + pkt->paylen;
-    uint8_t area[ERNIC_UD_GRH_AREA] = { 0 };
-
-    if (!ernic_rq_wqe_take(c, qpn, qp->rq_addr)) {
-        return false;
-    }
-    memcpy(area + ERNIC_UD_GRH_AREA - iphl, pkt->frame + pkt->l3, iphl);
-    if (!qp->rx_status && len > qp->rq_size) {
-        qp->rx_status = ERNIC_RXMETA_ST_LEN;
-    }
-    if (!qp->rx_status &&
-        (!ernic_rq_write(c, qpn, 0, area, ERNIC_UD_GRH_AREA) ||
-         !ernic_rq_write(c, qpn, ERNIC_UD_GRH_AREA, pkt->payload,
-                         pkt->paylen))) {
-        return false;
-    }
-    return ernic_rq_meta(c, qpn, qp->rq_slot, pkt, len);
-}
-
-/*
  * A packet for UD QP @qpn: a UD SEND with the QP's Q_Key (IBTA 10.2.4,
  * C10-15) takes the next receive WQE, of the QP or its SRQ. Anything
  * else, a wrong Q_Key, no free WQE or a failed DMA drops it: UD has no
@@ -237,6 +208,7 @@ static bool ernic_ud_place(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     uint32_t qkey = c->qp[qpn].ext_regs[ERNIC_W(ERNIC_QKEY)];
+    uint8_t area[ERNIC_UD_GRH_AREA];
 
     if ((pkt->opcode != IB_OPC_UD_SEND_ONLY &&
          pkt->opcode != IB_OPC_UD_SEND_ONLY_IMM) || pkt->deth_qkey != qkey ||
@@ -245,7 +217,8 @@ void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
         ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
     }
-    if (!ernic_ud_place(c, qpn, pkt)) {
+    ernic_rq_dgram_area(pkt, area);
+    if (!ernic_rq_place_dgram(c, qpn, pkt, area)) {
         c->qp[qpn].rq_held = false;
         trace_ernic_qp_dma_fault(qpn, "a UD receive");
         return;
