@@ -23,6 +23,7 @@
 
 steps=short
 qperf=1
+uct=1
 # migrate steps: pings, ping-pongs and perftest iterations, each step
 # several seconds long so that the migration (about 1.4 s) ends inside
 # it: 80000 64-KiB messages at the 6 to 8 Gb/s of ernic since one socket
@@ -35,6 +36,7 @@ for a in $(cat /proc/cmdline); do
     case $a in
     verbs_steps=*) steps=${a#*=} ;;
     verbs_qperf=*) qperf=${a#*=} ;;
+    verbs_uct=*) uct=${a#*=} ;;
     esac
 done
 
@@ -121,6 +123,11 @@ step_list() {
     # UD datagrams of the IB MTU (ERNIC-X UD on ernic); the server
     # checks every buffer (-c).
     echo "ibv_ud_pingpong 1024|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c @S"
+    # UCX's UCT over RC verbs, whose receives go through an SRQ. Both
+    # sides name one device (ucx_perftest's server takes the client's
+    # -d): between two of a kind only (verbs_uct=1).
+    [ "$uct" = 1 ] &&
+        echo "uct rc_verbs am_lat|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x rc_verbs -d @D:1 -t am_lat -n 1000"
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     # qperf's RC tests over rdma_cm (-cm1: its own exchange sends no GID,
     # which RoCE needs); its client creates send-only QPs and its server
