@@ -149,6 +149,17 @@ pair_transcript "$tmp" server client
 if [ "$check" != 1 ]; then
     show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
 fi
+# tap_or_skip FLAG NAME PATTERN WHY: tap NAME on PATTERN when FLAG is 1,
+# else a SKIP that says WHY.
+tap_or_skip() {
+    if [ "$1" = 1 ]; then
+        tap "$2" "$3"
+    else
+        n=$((n + 1))
+        echo "ok $n - # SKIP $4"
+    fi
+}
+
 verbs_taps() {
     local t
     echo "1..17"
@@ -164,32 +175,23 @@ verbs_taps() {
         'ok client: ibv_ud_pingpong'
     tap "ucx_info -d: UCX finds rc_verbs and ud_verbs on $cdev" \
         'ok client: ucx_info -d on .*rc_verbs.*ud_verbs'
-    if [ "$uct" = 1 ]; then
-        tap "UCX: ucx_perftest UCT am_lat over rc_verbs (receives through an SRQ)" \
-            'ok client: uct rc_verbs am_lat'
-    else
-        n=$((n + 1))
-        echo "ok $n - # SKIP UCT's ucx_perftest needs one kind of device on both sides"
-    fi
+    tap_or_skip "$uct" \
+        "UCX: ucx_perftest UCT am_lat over rc_verbs (receives through an SRQ)" \
+        'ok client: uct rc_verbs am_lat' \
+        "UCT's ucx_perftest needs one kind of device on both sides"
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
-    if [ "$qperf" = 1 ]; then
-        tap "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
-            'ok client: qperf rc: '
-    else
-        n=$((n + 1))
-        echo "ok $n - # SKIP qperf: full steps only, not from an rxe client to an ernic server (issue 32)"
-    fi
+    tap_or_skip "$qperf" \
+        "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
+        'ok client: qperf rc: ' \
+        "qperf: full steps only, not from an rxe client to an ernic server (issue 32)"
     for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
              ib_read_lat; do
         tap "perftest $t" "ok client: $t "
     done
-    if [ "$cdev" = ernic ]; then
-        tap "a process reaches no memory but its own (23 checks on direct QPs, SRQs and UD QPs, 14 on the command path)" \
-            'ok client: uverbs security: 23 direct, 14 command path'
-    else
-        n=$((n + 1))
-        echo "ok $n - # SKIP the security checks are ernic's"
-    fi
+    tap_or_skip "$([ "$cdev" = ernic ] && echo 1)" \
+        "a process reaches no memory but its own (23 checks on direct QPs, SRQs and UD QPs, 14 on the command path)" \
+        'ok client: uverbs security: 23 direct, 14 command path' \
+        "the security checks are ernic's"
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
 }
