@@ -605,8 +605,6 @@ bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
 /* ernic_ud.c: ERNIC-X UD QPs and their address handles */
 void ernic_ud_written(ErnicCore *c, hwaddr addr);
 bool ernic_ud_qp(ErnicCore *c, uint32_t qpn);
-bool ernic_ud_wqe_ok(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
-                     const uint8_t *wqe);
 void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f);
 void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
 

@@ -206,12 +206,12 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         return true;
     }
     if (ernic_ud_qp(c, qpn)) {
-        /* One packet to the AH the WQE names (docs/extension.md). */
-        if (!ernic_ud_wqe_ok(c, qpn, e, wqe)) {
-            ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
-                              "UD WQE %u refused: FATAL", e->slot);
-            return false;
-        }
+        /*
+         * One packet to the AH the WQE names, checked as it is sent
+         * (docs/extension.md); its PMTU is sampled now.
+         */
+        e->npkts = 1;
+        e->pmtu = ernic_qp_pmtu(c, qpn);
         return true;
     }
     ernic_req_assign_psn(c, qpn, e);

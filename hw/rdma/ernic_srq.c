@@ -36,11 +36,11 @@ static bool ernic_srq_enabled(ErnicCore *c, uint32_t n)
 void ernic_srq_written(ErnicCore *c, uint32_t n, hwaddr off, uint32_t old)
 {
     uint32_t val = ernic_srq_reg(c, n, off);
-    bool was_on = ernic_srq_reg(c, n, ERNIC_SRQCONF) & ERNIC_SRQCONF_EN;
+    bool was_on = (off == ERNIC_SRQCONF ? old :
+                   ernic_srq_reg(c, n, ERNIC_SRQCONF)) & ERNIC_SRQCONF_EN;
 
     switch (off) {
     case ERNIC_SRQCONF:
-        was_on = old & ERNIC_SRQCONF_EN;
         if (was_on && (val & ERNIC_SRQCONF_EN) && val != old) {
             break;
         }
@@ -114,8 +114,8 @@ bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint64_t *addr)
     if (!ernic_srq_enabled(c, n) || depth < 2 ||
         ernic_srq_reg(c, n, ERNIC_SRQPD) !=
         (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u: SRQ%u is disabled, "
-                      "shallower than 2 or of another PD\n", qpn, n);
+        /* Traced, not logged: each retry of the peer would log again. */
+        trace_ernic_srq_unusable(n, qpn);
         return false;
     }
     pi = ernic_srq_reg(c, n, ERNIC_SRQPI) % depth;

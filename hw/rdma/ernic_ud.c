@@ -115,37 +115,31 @@ bool ernic_ud_qp(ErnicCore *c, uint32_t qpn)
 }
 
 /*
- * May UD QP @qpn send WQE @e, fetched from @wqe? A SEND (with Immediate)
- * of at most the path MTU, to a valid AH of the QP's PD with the QP's IP
- * version. Its destination is sampled now: @e->raddr holds the QPN and
- * the Q_Key, @e->rkey the AH index.
+ * May UD QP @qpn send WQE @e? A SEND (with Immediate) of at most the
+ * path MTU sampled at fetch, to the AH its RTAG names: valid, of the
+ * QP's PD and IP version. The entry is copied into @ah, once, for the
+ * packet: the driver may rewrite the table meanwhile, and @e may come
+ * from a migration stream, so nothing of it is trusted from the fetch.
  */
-bool ernic_ud_wqe_ok(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
-                     const uint8_t *wqe)
+static bool ernic_ud_check(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
+                           ErnicAh *ah)
 {
-    uint32_t ahi = ldl_le_p(&wqe[ERNIC_WQE_UD_AH]);
-    const ErnicAh *ah = ahi < ERNIC_AH_ENTRIES ? &c->aht[ahi] : NULL;
     bool v6 = ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_IPV6;
 
-    e->npkts = 1;
-    e->pmtu = ernic_qp_pmtu(c, qpn);
-    if ((e->opcode != ERNIC_OP_SEND && e->opcode != ERNIC_OP_SEND_IMM) ||
-        e->len > e->pmtu || !ah || !ah->valid || ah->ipv6 != v6 ||
-        ah->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u UD WQE %u: opcode "
-                      "0x%x, %u bytes, AH %u refused\n", qpn, e->slot,
-                      e->opcode, e->len, ahi);
+    if (e->rkey >= c->ah_entries ||
+        (e->opcode != ERNIC_OP_SEND && e->opcode != ERNIC_OP_SEND_IMM) ||
+        e->pmtu > (256u << ERNIC_PMTU_4096) || e->len > e->pmtu) {
         return false;
     }
-    return true;
+    *ah = c->aht[e->rkey];
+    return ah->valid && ah->ipv6 == v6 &&
+           ah->pd == (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff);
 }
 
 /* The path of a UD packet: the QP's P_Key and this device, the AH's rest. */
 static void ernic_ud_path(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
-                          ErnicPath *p)
+                          const ErnicAh *ah, ErnicPath *p)
 {
-    const ErnicAh *ah = &c->aht[e->rkey];
-
     ernic_qp_path(c, qpn, p);
     memcpy(p->dst_mac, ah->mac, 6);
     memcpy(p->dst_ip, ah->ip, 16);
@@ -159,8 +153,8 @@ static void ernic_ud_path(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
  * BTH with the QP's next PSN and no AckReq, DETH with the WQE's Q_Key and
  * this QP's number (IBTA 9.8.3). Its data is the SGEs', LADDR's, or
  * with no SGE up to 16 bytes of SDATA, as an RC SEND's. The WQE
- * completes once sent, or with ERRFLAG and FATAL 0x05 when its data
- * cannot be read.
+ * completes once sent, or with ERRFLAG and FATAL 0x05 when it is refused
+ * (ernic_ud_check()) or its data cannot be read.
  */
 void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
 {
@@ -170,10 +164,18 @@ void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
                                    ERNIC_IMMDT_LEN : 0);
     uint32_t psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
     ErnicPath path;
+    ErnicAh ah;
     size_t end;
     uint8_t *p;
 
-    ernic_ud_path(c, qpn, e, &path);
+    if (!ernic_ud_check(c, qpn, e, &ah)) {
+        e->error = true;
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "UD WQE %u: opcode 0x%x, %u bytes, AH %u refused: "
+                          "FATAL", e->slot, e->opcode, e->len, e->rkey);
+        return;
+    }
+    ernic_ud_path(c, qpn, e, &ah, &path);
     end = ernic_wire_build(f, &path, opcode, psn, false, ext, e->len);
     p = f + end;
     stl_be_p(p, e->raddr >> 32);
