@@ -263,7 +263,7 @@ static int64_t ernic_comp_retry_period(ErnicCore *c, uint32_t qpn)
                  ERNIC_TIMEOUTCONF_TIMEOUT_MASK;
     int64_t period;
 
-    if (qpn == ERNIC_QP_GSI || !qp->osq_count ||
+    if (qpn == ERNIC_QP_GSI || ernic_uc_qp(c, qpn) || !qp->osq_count ||
         (!qp->tx_idx && !qp->tx_pkt) || t == 0) {
         return 0;
     }

@@ -602,6 +602,15 @@ bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
 
+/* ernic_uc.c: ERNIC-X UC QPs */
+bool ernic_uc_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_uc_opcode_ok(uint8_t opcode);
+bool ernic_uc_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                     ErnicPkt *uc);
+void ernic_uc_drop(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                   const char *why);
+bool ernic_uc_check_psn(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+
 /* ernic_ud.c: ERNIC-X UD QPs and their address handles */
 void ernic_ud_written(ErnicCore *c, hwaddr addr);
 bool ernic_ud_qp(ErnicCore *c, uint32_t qpn);

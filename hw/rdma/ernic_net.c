@@ -90,6 +90,12 @@ static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
     }
     if (ernic_ud_qp(c, qpn)) {
         ernic_ud_receive(c, qpn, pkt);
+    } else if (ernic_uc_qp(c, qpn)) {
+        ErnicPkt uc;
+
+        if (ernic_uc_accept(c, qpn, pkt, &uc)) {
+            ernic_resp_receive(c, qpn, &uc);
+        }
     } else if (pkt->flags & ERNIC_OPF_RESP) {
         ernic_comp_receive(c, qpn, pkt);
     } else {

@@ -159,6 +159,24 @@ static void ernic_req_assign_psn(ErnicCore *c, uint32_t qpn, ErnicOsq *e)
     }
 }
 
+/* The packets a fetched WQE will be sent as, and their PSNs. */
+static void ernic_req_packets(ErnicCore *c, uint32_t qpn, ErnicOsq *e)
+{
+    if (qpn == ERNIC_QP_GSI) {
+        /* QP1 sends one prebuilt frame per WQE and takes no PSN. */
+        e->npkts = 1;
+    } else if (ernic_ud_qp(c, qpn)) {
+        /*
+         * One packet to the AH the WQE names, checked as it is sent
+         * (docs/extension.md); its PMTU is sampled now.
+         */
+        e->npkts = 1;
+        e->pmtu = ernic_qp_pmtu(c, qpn);
+    } else {
+        ernic_req_assign_psn(c, qpn, e);
+    }
+}
+
 /* Take the WQE at sq_next into the outstanding queue. */
 static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
 {
@@ -191,6 +209,13 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         ernic_irq_raise(c, ERNIC_INT_ILLEGAL_OPCODE);
         return true;
     }
+    if (ernic_uc_qp(c, qpn) && !ernic_uc_opcode_ok(e->opcode)) {
+        /* A READ or SEND with Invalidate has no UC form (IBTA 9.7). */
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
+                          "UC WQE %u has opcode 0x%x: FATAL", e->slot,
+                          e->opcode);
+        return false;
+    }
     if (xwqe && !ernic_req_take_sges(c, qpn, e, wqe)) {
         return false;
     }
@@ -200,21 +225,7 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
                           e->slot, e->len);
         return false;
     }
-    if (qpn == ERNIC_QP_GSI) {
-        /* QP1 sends one prebuilt frame per WQE and takes no PSN. */
-        e->npkts = 1;
-        return true;
-    }
-    if (ernic_ud_qp(c, qpn)) {
-        /*
-         * One packet to the AH the WQE names, checked as it is sent
-         * (docs/extension.md); its PMTU is sampled now.
-         */
-        e->npkts = 1;
-        e->pmtu = ernic_qp_pmtu(c, qpn);
-        return true;
-    }
-    ernic_req_assign_psn(c, qpn, e);
+    ernic_req_packets(c, qpn, e);
     return true;
 }
 
@@ -326,6 +337,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     uint8_t opcode = ernic_req_bth_opcode(e, i);
     uint32_t flags = ernic_wire_opcode_flags(opcode);
     uint32_t off = i * e->pmtu, paylen = 0;
+    bool uc = ernic_uc_qp(c, qpn);
     ErnicPath path;
     size_t end;
     uint8_t *p;
@@ -342,8 +354,9 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         off = i * e->pmtu;
     }
     ernic_qp_path(c, qpn, &path);
-    end = ernic_wire_build(f, &path, opcode, e->psn + i,
-                           ernic_req_ackreq(c, qpn, e, opcode, i),
+    end = ernic_wire_build(f, &path, uc ? opcode | IB_OPC_UC : opcode,
+                           e->psn + i,
+                           !uc && ernic_req_ackreq(c, qpn, e, opcode, i),
                            ernic_wire_ext_len(flags & (ERNIC_OPF_RETH |
                                                        ERNIC_OPF_IMM |
                                                        ERNIC_OPF_IETH)),
@@ -509,8 +522,9 @@ static ErnicReqState ernic_req_next(ErnicReqTurn *t)
     if (t->qpn == ERNIC_QP_GSI || ernic_ud_qp(t->c, t->qpn)) {
         return ERNIC_REQ_SEND_DGRAM;
     }
-    return ernic_req_window_full(t, e) ? ERNIC_REQ_WINDOW_FULL :
-                                         ERNIC_REQ_SEND;
+    /* UC has no window: nothing it sends is acknowledged. */
+    return !ernic_uc_qp(t->c, t->qpn) && ernic_req_window_full(t, e) ?
+           ERNIC_REQ_WINDOW_FULL : ERNIC_REQ_SEND;
 }
 
 /*
@@ -598,6 +612,11 @@ static ErnicReqState ernic_req_do_send(ErnicReqTurn *t)
     if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
         qp->tx_idx++;
         qp->tx_pkt = 0;
+        if (ernic_uc_qp(t->c, t->qpn)) {
+            /* UC: nothing answers, the WQE is done once sent (IBTA 9.7). */
+            e->done = true;
+            ernic_comp_complete_ready(t->c, t->qpn);
+        }
     }
     return ERNIC_REQ_NEXT;
 }

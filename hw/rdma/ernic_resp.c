@@ -39,6 +39,9 @@ static void ernic_resp_xmit_ack(ErnicCore *c, uint32_t qpn, uint8_t syndrome,
     ErnicPath path;
     size_t end;
 
+    if (ernic_uc_qp(c, qpn)) {
+        return;                 /* UC is never answered (IBTA 9.7) */
+    }
     ernic_qp_path(c, qpn, &path);
     end = ernic_wire_build(f, &path, IB_OPC_ACK, psn, false, ERNIC_AETH_LEN,
                            0);
@@ -105,6 +108,17 @@ static void ernic_resp_fatal(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                              uint8_t nak, uint16_t code, uint32_t synd)
 {
     trace_ernic_rx_req_error(qpn, pkt->opcode, pkt->psn, code);
+    if (ernic_uc_qp(c, qpn) && code != ERNIC_FATAL_RESPONSE_HANDLER) {
+        /*
+         * What the peer did wrong drops its UC message; only this side's
+         * own failures stop the QP (docs/extension.md, "UC QPs").
+         */
+        if (synd) {
+            ernic_err_rx(c, pkt->frame, pkt->len, synd, qpn);
+        }
+        ernic_uc_drop(c, qpn, pkt, "refused");
+        return;
+    }
     /* At once: the QP stops, and its READ responses with it. */
     ernic_resp_xmit_ack(c, qpn, nak, pkt->psn, ernic_resp_msn(c, qpn));
     ernic_qp_rx_fatal(c, pkt, synd, qpn, code);
@@ -146,6 +160,9 @@ static void ernic_resp_ack(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     uint32_t mode = ERNIC_FIELD_EX32(ernic_gcsr(c, ERNIC_XRNICCONF),
                                      ERNIC_XRNICCONF_ACKGEN_MASK);
 
+    if (ernic_uc_qp(c, qpn)) {
+        return;
+    }
     if (pkt->ackreq && mode != ERNIC_ACKGEN_TIMEOUT) {
         timer_del(qp->ack_timer);
         ernic_resp_send_ack(c, qpn, IB_AETH_CREDIT_INVALID, pkt->psn);
@@ -166,6 +183,11 @@ static void ernic_resp_rnr_nak(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     uint32_t timer = ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_TIMEOUTCONF),
                                       ERNIC_TIMEOUTCONF_RNRTIMER_MASK);
 
+    if (ernic_uc_qp(c, qpn)) {
+        /* No RNR NAK for UC: the message is lost (IBTA 9.7.5.2.8). */
+        ernic_uc_drop(c, qpn, pkt, "no receive WQE");
+        return;
+    }
     ernic_qp_set_reg(c, qpn, ERNIC_STATQP, ernic_qp_reg(c, qpn, ERNIC_STATQP) |
                      ERNIC_STATQP_RQ_OVFL);
     ernic_err_rx(c, pkt->frame, pkt->len, ERNIC_SYND_RQ_FULL, qpn);
@@ -380,6 +402,10 @@ static ErnicRespState ernic_resp_check_psn(ErnicCore *c, uint32_t qpn,
                     ERNIC_PSN_MASK;
     int32_t d = ernic_psn_diff(pkt->psn, epsn);
 
+    if (ernic_uc_qp(c, qpn)) {
+        return ernic_uc_check_psn(c, qpn, pkt) ? ERNIC_RESP_CHECK_OPCODE :
+                                                 ERNIC_RESP_EXIT;
+    }
     if (d < 0) {
         ernic_resp_duplicate(c, qpn, pkt);
         return ERNIC_RESP_EXIT;

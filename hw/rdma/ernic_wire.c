@@ -351,3 +351,28 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     }
     return synd;
 }
+
+/*
+ * IBTA Table 36's UC opcodes (0x20-0x2b) are the RC SEND and WRITE ones
+ * with transport bits 001, and carry the same headers. They are parsed
+ * only for a UC QP (ERNIC-X, ernic_uc.c): for any other QP they stay the
+ * unknown opcodes the PG332 device refuses, exactly as before.
+ */
+bool ernic_wire_parse_uc(ErnicPkt *pkt)
+{
+    const uint8_t *end = pkt->frame + pkt->len - ERNIC_ICRC_LEN -
+                         pkt->padcnt;
+    const uint8_t *ext = pkt->frame + pkt->bth + ERNIC_BTH_LEN;
+
+    if (pkt->opcode < IB_OPC_UC ||
+        pkt->opcode > (IB_OPC_UC | IB_OPC_WRITE_ONLY_IMM)) {
+        return false;
+    }
+    pkt->flags = ernic_opcode_table[pkt->opcode & ~IB_OPC_UC] | ERNIC_OPF_UC;
+    if (end - ext < (ptrdiff_t)ernic_wire_ext_len(pkt->flags)) {
+        return false;
+    }
+    pkt->payload = ernic_wire_parse_ext(ext, pkt);
+    pkt->paylen = end - pkt->payload;
+    return true;
+}

@@ -56,6 +56,7 @@ enum {
     IB_OPC_ATOMIC_ACK           = 0x12,
     IB_OPC_SEND_LAST_INV        = 0x16,
     IB_OPC_SEND_ONLY_INV        = 0x17,
+    IB_OPC_UC                   = 0x20, /* | a SEND or WRITE opcode */
     IB_OPC_UD_SEND_ONLY         = 0x64,
     IB_OPC_UD_SEND_ONLY_IMM     = 0x65,
     IB_OPC_CNP                  = 0x81,
@@ -97,6 +98,7 @@ enum {
 #define ERNIC_OPF_READ          (1u << 13)
 #define ERNIC_OPF_DETH          (1u << 14)
 #define ERNIC_OPF_ATOMICACKETH  (1u << 15)
+#define ERNIC_OPF_UC            (1u << 16)  /* parsed for a UC QP */
 
 uint32_t ernic_wire_opcode_flags(uint8_t opcode);
 
@@ -176,5 +178,10 @@ uint32_t ernic_crc32(uint32_t crc, const uint8_t *p, size_t len);
  */
 uint32_t ernic_wire_parse(const uint8_t *frame, size_t len, ErnicPkt *pkt,
                           bool *is_roce);
+/*
+ * Parse @pkt's headers again as a UC opcode's, for a UC QP; false when
+ * it is none or the frame cannot hold its headers.
+ */
+bool ernic_wire_parse_uc(ErnicPkt *pkt);
 
 #endif /* HW_RDMA_ERNIC_WIRE_H */

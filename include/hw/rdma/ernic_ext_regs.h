@@ -42,6 +42,7 @@
 #define ERNIC_EXT_F_UDB                 (1u << 7)   /* user QPs */
 #define ERNIC_EXT_F_SRQ                 (1u << 8)   /* shared receive queues */
 #define ERNIC_EXT_F_UD                  (1u << 9)   /* UD QPs, address handles */
+#define ERNIC_EXT_F_UC                  (1u << 10)  /* UC QPs */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -50,7 +51,8 @@
                                          ERNIC_EXT_F_QP1 | \
                                          ERNIC_EXT_F_UDB | \
                                          ERNIC_EXT_F_SRQ | \
-                                         ERNIC_EXT_F_UD)
+                                         ERNIC_EXT_F_UD | \
+                                         ERNIC_EXT_F_UC)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB)
@@ -61,7 +63,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x000007ff, 0x000007ff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -95,7 +97,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff003f, 0x00ff003f, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff007f, 0x00ff007f, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
@@ -114,6 +116,7 @@ enum {
 #define ERNIC_EXTQPCONF_SRQ             (1u << 4)   /* with RXWQE */
 #define ERNIC_EXTQPCONF_SRQN_MASK       0x00ff0000u /* ... the SRQ */
 #define ERNIC_EXTQPCONF_UD              (1u << 5)   /* a UD QP (feature UD) */
+#define ERNIC_EXTQPCONF_UC              (1u << 6)   /* a UC QP (feature UC) */
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
