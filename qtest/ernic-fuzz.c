@@ -406,7 +406,12 @@ static void act_ext_qp(Fuzz *z, int dev)
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_SRQ |
                       below(z, 4) << 16, ERNIC_EXTQPCONF_RXMETA |
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XWQE |
-                      ERNIC_EXTQPCONF_UD) : any_val(z));
+                      ERNIC_EXTQPCONF_UD, ERNIC_EXTQPCONF_UC,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+                      ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_UC,
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+                      ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_UC |
+                      below(z, 4) << 16) : any_val(z));
     ernic_rig_wr(z->r, dev, x + ERNIC_QKEY, chance(z, 80) ? FUZZ_QKEY :
                  any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
@@ -520,7 +525,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
-                                   ERNIC_EXT_F_UD) :
+                                   ERNIC_EXT_F_UD, ERNIC_EXT_F_UC,
+                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
+                                   ERNIC_EXT_F_SRQ | ERNIC_EXT_F_UC) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -794,7 +801,9 @@ static void act_inject(Fuzz *z)
                                       0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
                                       0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11,
                                       0x12, 0x13, 0x14, 0x16, 0x17, 0x64,
-                                      0x65) : below(z, 256);
+                                      0x65, 0x20, 0x21, 0x22, 0x23, 0x24,
+                                      0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
+                                      0x2b) : below(z, 256);
     uint32_t dqpn = chance(z, 70) ? (to ? QPN_B : QPN_A) : any_qpn(z);
     uint32_t psn = (PICK(z, PSN_A, PSN_B, 0, 0xffffff, rnd(z)) +
                     (chance(z, 70) ? below(z, 8) : below(z, 4096))) &
