@@ -244,6 +244,7 @@ struct ernic_qp {
 	/* ERNIC-X: receive WQEs come from this SRQ; the RQ only reports. */
 	struct ernic_srq *srq;
 	bool ud;			/* ERNIC-X UD QP: sends name an AH */
+	bool uc;			/* ERNIC-X UC QP: nothing answers */
 
 	struct ernic_cq *scq;
 	struct ernic_cq *rcq;

@@ -445,7 +445,8 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0) |
 		 (qp->srq ? ERNIC_EXTQPCONF_SRQ |
 		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0) |
-		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0));
+		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0) |
+		 (qp->uc ? ERNIC_EXTQPCONF_UC : 0));
 }
 
 /* The doorbell words of a QP the driver polls: its words of dev->db. */
@@ -513,16 +514,19 @@ static int ernic_qp_check_init(struct ernic_dev *dev, struct ib_pd *pd,
 	bool gsi = init->qp_type == IB_QPT_GSI;
 
 	bool ud = init->qp_type == IB_QPT_UD;
+	bool uc = init->qp_type == IB_QPT_UC;
 
 	if (udata && (!ernic_user_capable(dev) ||
-		      (init->qp_type != IB_QPT_RC && !ud))) {
-		ibdev_dbg(&dev->ibdev, "user QPs are RC or UD QPs with ERNIC-X\n");
+		      (init->qp_type != IB_QPT_RC && !ud && !uc))) {
+		ibdev_dbg(&dev->ibdev, "user QPs are RC, UC or UD QPs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
 	/* UD QPs: ERNIC-X UD, with the keyed SGEs and receive WQEs it needs. */
 	if (ud && (!(dev->ext & ERNIC_EXT_F_UD) || !ernic_user_capable(dev)))
 		return -EOPNOTSUPP;
-	if ((init->qp_type != IB_QPT_RC && !gsi && !ud) ||
+	if (uc && !(dev->ext & ERNIC_EXT_F_UC))
+		return -EOPNOTSUPP;
+	if ((init->qp_type != IB_QPT_RC && !gsi && !ud && !uc) ||
 	    (init->srq && gsi) || init->create_flags)
 		return -EOPNOTSUPP;
 	/*
@@ -641,6 +645,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * QP's PMTU is (IBTA: UD has no path MTU of its own).
 	 */
 	qp->ud = init->qp_type == IB_QPT_UD;
+	qp->uc = init->qp_type == IB_QPT_UC;
 	if (qp->ud)
 		qp->attr.path_mtu = iboe_get_mtu(dev->netdev->mtu);
 	/* QDEPTHi's fields are 16 bits (PG332 p.42). */

@@ -231,6 +231,9 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 	if (ernic_op_is_local(op))
 		return qp->dev->ext & ERNIC_EXT_F_FRWR ? 0 : -EINVAL;
+	/* UC has SENDs and WRITEs only (IBTA 9.7); the device refuses more. */
+	if (qp->uc && (op == ERNIC_OP_READ || op == ERNIC_OP_SEND_INV))
+		return -EINVAL;
 
 	if (wr->num_sge < 0 || wr->num_sge > ERNIC_MAX_RW_SGE)
 		return -EINVAL;
