@@ -83,6 +83,7 @@ struct ernic_dq {
 
 	uint32_t dest_qpn;		/* src_qp of receive completions */
 	bool ud;			/* a UD QP (ERNIC-X UD) */
+	bool uc;			/* a UC QP (ERNIC-X UC) */
 	uint32_t ud_mtu;		/* ... its message limit */
 	uint32_t qkey;			/* ... its Q_Key (IBV_QP_QKEY) */
 	bool sig_all;

@@ -95,6 +95,7 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	q->sq_depth = resp->sq_depth;
 	q->rq_depth = resp->rq_depth;
 	q->ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
+	q->uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
 	q->ud_mtu = resp->ud_mtu;
 	if (q->sq_depth < 2 || q->rq_depth < 2 ||
 	    resp->len[ERNIC_UQ_SQ] < (size_t)q->sq_depth * ERNIC_XWQE_SIZE ||
@@ -230,6 +231,9 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	if (qp->dq.ud && (ernic_op_rw(op) || op == ERNIC_OP_SEND_INV ||
 			  len > qp->dq.ud_mtu || !wr->wr.ud.ah ||
 			  to_eah(wr->wr.ud.ah)->idx < 0))
+		return EINVAL;
+	/* UC has SENDs and WRITEs only (IBTA 9.7); the device refuses more. */
+	if (qp->dq.uc && (op == ERNIC_OP_READ || op == ERNIC_OP_SEND_INV))
 		return EINVAL;
 	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
 	if (len > ERNIC_MAX_MSG_SIZE ||
