@@ -71,6 +71,18 @@ perftest_steps() {
     done
 }
 
+# uc_ud_steps: perftest's UC WRITE and SEND, UD SEND of the IB MTU.
+uc_ud_steps() {
+    local t
+    for t in "UC ib_write_bw 65536" "UC ib_send_bw 65536" \
+             "UD ib_send_bw 1024" "UD ib_send_lat 2"; do
+        set -- $t
+        a="-n 100 -F"
+        case $2 in *_bw) a="$a --report_gbits" ;; esac
+        echo "$1 $2 $3|$2 -c $1 -d @D -x @G -p @P -s $3 $a|$2 -c $1 -d @D -x @G -p @P -s $3 $a @S"
+    done
+}
+
 QPERF_RC="rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_poll_lat"
 
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
@@ -123,6 +135,12 @@ step_list() {
     # UD datagrams of the IB MTU (ERNIC-X UD on ernic); the server
     # checks every buffer (-c).
     echo "ibv_ud_pingpong 1024|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c @S"
+    # UC: SENDs that nothing acknowledges (ERNIC-X UC on ernic); the
+    # server checks every buffer (-c).
+    echo "ibv_uc_pingpong 4096|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c @S"
+    # perftest over UC and UD; fewer messages than the receiver posts
+    # (512), as neither has flow control
+    uc_ud_steps
     # UCX's UCT over RC verbs, whose receives go through an SRQ. Both
     # sides name one device (ucx_perftest's server takes the client's
     # -d): between two of a kind only (verbs_uct=1).

@@ -162,7 +162,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..17"
+    echo "1..22"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -173,6 +173,12 @@ verbs_taps() {
         'ok client: ibv_srq_pingpong'
     tap "ibv_ud_pingpong, 1 KiB UD datagrams, buffers checked" \
         'ok client: ibv_ud_pingpong'
+    tap "ibv_uc_pingpong, 4 KiB UC SENDs, buffers checked" \
+        'ok client: ibv_uc_pingpong'
+    for t in "UC ib_write_bw" "UC ib_send_bw" "UD ib_send_bw" \
+             "UD ib_send_lat"; do
+        tap "perftest $t" "ok client: $t "
+    done
     tap "ucx_info -d: UCX finds rc_verbs and ud_verbs on $cdev" \
         'ok client: ucx_info -d on .*rc_verbs.*ud_verbs'
     tap_or_skip "$uct" \
