@@ -321,6 +321,174 @@ static void test_refused(const void *opaque)
 }
 
 /*
+ * Multicast (docs/extension.md, "Multicast"): group MC_IDX of device 1
+ * is MC_IP; QP B, and QP C when there is one, are attached to it.
+ */
+#define MC_FEAT         (UD_FEAT | ERNIC_EXT_F_MCAST)
+#define MC_IDX          5
+#define MC_IP           0xef010203u         /* 239.1.2.3 */
+#define MC_AH           9
+#define QPN_C           4                   /* device 1's second UD QP */
+#define QBASE_C         (DEV_BASE(1) + 0x2000000)
+#define RXBUF_C         (QBASE_C + MR_OFF)
+
+static const uint8_t mc_mac[6] = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 };
+
+/* Device @i's group @idx: IPv4 @ip, @valid, QPs @qps0 (MCQP0). */
+static uint32_t put_mcg(ErnicRig *r, int i, uint32_t idx, uint32_t ip,
+                        bool valid, uint32_t qps0)
+{
+    ernic_rig_wr(r, i, ERNIC_MCIDX, idx);
+    ernic_rig_wr(r, i, ERNIC_MCIP1, ip);
+    ernic_rig_wr(r, i, ERNIC_MCCONF, valid ? ERNIC_MCCONF_VALID : 0);
+    ernic_rig_wr(r, i, ERNIC_MCQP0, qps0);
+    ernic_rig_wr(r, i, ERNIC_MCCMD, ERNIC_MCCMD_WRITE);
+    return ernic_rig_rd(r, i, ERNIC_MCSTS);
+}
+
+#define QPBIT(qpn)      (1u << ((qpn) - 1))
+
+/*
+ * The UD pair with @feat, QP C too, device 0's AH MC_AH to the group
+ * (its IP and the MAC RFC 1112 maps it to) and device 1's group with
+ * QP B and QP C attached.
+ */
+static ErnicRig *mc_pair(uint32_t feat)
+{
+    ErnicRig *r = ud_pair(feat);
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    ud_qp(r, 1, QPN_C, feat, QKEY_B);
+    ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(QPN_C) + ERNIC_RXMETABA,
+                 QBASE_C + META_OFF);
+    ernic_rig_setup_qp(r, 1, QPN_C, 0, QPN_A, PSN_B, PSN_A,
+                       &ernic_rig_default_cfg, QBASE_C);
+    stq_le_p(&w[ERNIC_SGE_ADDR], RXBUF_C);
+    stl_le_p(&w[ERNIC_SGE_LEN], 0x1000);
+    qtest_memwrite(r->qts, QBASE_C + RQ_OFF, w, sizeof(w));
+    put_rwqe(r, 0);
+    ernic_rig_wr(r, 0, ERNIC_AHIDX, MC_AH);
+    ernic_rig_wr(r, 0, ERNIC_AHPD, PD_NUM);
+    ernic_rig_wr(r, 0, ERNIC_AHMACMSB, lduw_be_p(mc_mac));
+    ernic_rig_wr(r, 0, ERNIC_AHMACLSB, ldl_be_p(mc_mac + 2));
+    ernic_rig_wr(r, 0, ERNIC_AHIP1, MC_IP);
+    ernic_rig_wr(r, 0, ERNIC_AHCONF, AH_OK);
+    ernic_rig_wr(r, 0, ERNIC_AHCMD, ERNIC_AHCMD_WRITE);
+    g_assert_cmpuint(put_mcg(r, 1, MC_IDX, MC_IP, true,
+                             QPBIT(QPN_B) | QPBIT(QPN_C)), ==,
+                     ERNIC_MCSTS_OK);
+    return r;
+}
+
+/* The group window writes an entry and reads it back; a bad command. */
+static void test_mcast_window(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+
+    g_assert_cmpuint(put_mcg(r, 0, 63, MC_IP, true, 0x80000004), ==,
+                     ERNIC_MCSTS_OK);
+    ernic_rig_wr(r, 0, ERNIC_MCIP1, 0);
+    ernic_rig_wr(r, 0, ERNIC_MCQP0, 0);
+    ernic_rig_wr(r, 0, ERNIC_MCCMD, ERNIC_MCCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MCIP1), ==, MC_IP);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MCQP0), ==, 0x80000004);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MCCONF), ==,
+                    ERNIC_MCCONF_VALID);
+    ernic_rig_wr(r, 0, ERNIC_MCIDX, 0xffff);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MCIDX), ==, 63);
+    ernic_rig_wr(r, 0, ERNIC_MCCMD, 7);
+    g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_MCSTS), ==,
+                     ERNIC_MCSTS_BAD_COMMAND);
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_MCCMD), ==, 0);
+    ernic_rig_stop(r);
+}
+
+/* Send QP A's UD SEND @wrid to the group; pump until it is done. */
+static void mc_send(ErnicRig *r, uint16_t wrid, uint32_t len)
+{
+    post_ud(r, wrid, ERNIC_OP_SEND, len, MC_AH, ERNIC_MC_QPN, QKEY_B);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+}
+
+/*
+ * QP A's UD SEND to the group (DestQP 0xFFFFFF, the group's IP and MAC)
+ * reaches both attached QPs of device 1, each in its own WQE with the
+ * sender's QP number in its metadata.
+ */
+static void test_mcast_fanout(void)
+{
+    ErnicRig *r = mc_pair(MC_FEAT);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  700, 11);
+    uint8_t m[ERNIC_RXMETA_SIZE];
+
+    mc_send(r, 1, 700);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_C, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_assert_mem(r, RXBUF + 40, p, 700);
+    ernic_rig_assert_mem(r, RXBUF_C + 40, p, 700);
+    /* The GRH area holds the IPv4 header: its destination is the group. */
+    g_assert_cmphex(qtest_readl(r->qts, RXBUF_C + 20 + 16), ==,
+                    cpu_to_le32(cpu_to_be32(MC_IP)));
+    qtest_memread(r->qts, QBASE_C + META_OFF, m, sizeof(m));
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, 740);
+    g_assert_cmphex(ldl_le_p(&m[ERNIC_RXMETA_SQPN]), ==, QPN_A);
+    ernic_rig_stop(r);
+}
+
+/*
+ * Only the groups in the table, at their MAC, for the attached QPs: a
+ * group not there, the group's IP at another MAC, a group whose QPs
+ * were detached and one no longer valid place nothing, and each is
+ * logged as a Table 2-3 address error.
+ */
+static void test_mcast_filter(void)
+{
+    ErnicRig *r = mc_pair(MC_FEAT);
+    ErnicRigDev to = r->d[1];
+    uint8_t f[FRAME_MAX], ext[12];
+    uint32_t errs = ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR);
+    size_t len;
+
+    to.e.ip = MC_IP + 1;
+    memcpy(to.e.mac, mc_mac, 6);
+    to.e.mac[5]++;
+    len = ernic_rig_frame(f, &r->d[0], &to, OPC_UD_SEND, ERNIC_MC_QPN, 1,
+                          false, ext, deth(ext, QKEY_B, false), NULL, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    to.e.ip = MC_IP;
+    len = ernic_rig_frame(f, &r->d[0], &to, OPC_UD_SEND, ERNIC_MC_QPN, 2,
+                          false, ext, deth(ext, QKEY_B, false), NULL, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR), ==, errs + 2);
+    put_mcg(r, 1, MC_IDX, MC_IP, true, QPBIT(QPN_C + 1));
+    mc_send(r, 1, 64);
+    put_mcg(r, 1, MC_IDX, MC_IP, false, QPBIT(QPN_B) | QPBIT(QPN_C));
+    mc_send(r, 2, 64);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_C, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_ERRBUFWPTR), ==, errs + 3);
+    ernic_rig_stop(r);
+}
+
+/* Without EXTCTRL.MCAST a packet to QP 0xFFFFFF is for no QP at all. */
+static void test_mcast_off(void)
+{
+    ErnicRig *r = mc_pair(UD_FEAT);
+
+    mc_send(r, 1, 64);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_C, ERNIC_STATRQPIDB), ==, 0);
+    ernic_rig_stop(r);
+}
+
+/*
  * Without EXTCTRL.UD the QP's bit does nothing: it is an RC QP, which
  * places no UD SEND.
  */
@@ -352,6 +520,10 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ud/receive", test_receive);
     qtest_add_func("/ernic/ud/send-receive", test_send_receive);
     qtest_add_func("/ernic/ud/off", test_off);
+    qtest_add_func("/ernic/ud/mcast-window", test_mcast_window);
+    qtest_add_func("/ernic/ud/mcast-fanout", test_mcast_fanout);
+    qtest_add_func("/ernic/ud/mcast-filter", test_mcast_filter);
+    qtest_add_func("/ernic/ud/mcast-off", test_mcast_off);
     for (size_t k = 0; k < ARRAY_SIZE(ud_refusals); k++) {
         g_autofree char *path = g_strdup_printf("/ernic/ud/refused/%s",
                                                 ud_refusals[k].name);

@@ -101,7 +101,9 @@ def main():
                         "n × 0x20, n = 0..255)",
                         parse(text, "ERNIC_EXT_SRQ_REGS"), "+0x%02X", False),
                   table("ERNIC-X address handle window (BAR0)",
-                        parse(text, "ERNIC_EXT_AH_REGS"), "0x%05X", False)]
+                        parse(text, "ERNIC_EXT_AH_REGS"), "0x%05X", False),
+                  table("ERNIC-X multicast group window (BAR0)",
+                        parse(text, "ERNIC_EXT_MC_REGS"), "0x%05X", False)]
     else:
         tables = [
             table("PD / MR table (entry i at i × 0x100, i = 0..255)",

@@ -72,6 +72,11 @@ static const ErnicRegInfo ernic_ext_ah_info[ERNIC_EXT_AH_WORDS] = {
     ERNIC_EXT_AH_REGS(ERNIC_EXT_AH_INFO)
 };
 
+#define ERNIC_EXT_MC_INFO(...)  ERNIC_REG_INFO(ERNIC_EXT_MC_BASE, __VA_ARGS__)
+static const ErnicRegInfo ernic_ext_mc_info[ERNIC_EXT_MC_WORDS] = {
+    ERNIC_EXT_MC_REGS(ERNIC_EXT_MC_INFO)
+};
+
 /* A register write, as its side effect sees it. */
 typedef struct ErnicRegWrite {
     hwaddr addr;
@@ -174,6 +179,11 @@ static void ernic_core_ah_written(ErnicCore *c, const ErnicRegWrite *w)
     ernic_ud_written(c, w->addr);
 }
 
+static void ernic_core_mc_written(ErnicCore *c, const ErnicRegWrite *w)
+{
+    ernic_mcast_written(c, w->addr);
+}
+
 /* Side effects of register writes, by register (as igb's writeops[]). */
 static const ErnicWriteOp ernic_gcsr_writeops[ERNIC_GCSR_WORDS] = {
     [ERNIC_GW(ERNIC_INTEN)] = ernic_core_inten_written,
@@ -226,6 +236,14 @@ static void ernic_core_decode_ext(ErnicCore *c, hwaddr addr, ErnicRegRef *r)
             r->info = info;
             r->op = ernic_core_ah_written;
             r->reg = &c->ah_regs[ERNIC_EXT_AH_W(addr)];
+        }
+    } else if (addr >= ERNIC_EXT_MC_BASE &&
+               addr < ERNIC_EXT_MC_BASE + ERNIC_EXT_MC_SIZE) {
+        info = &ernic_ext_mc_info[ERNIC_EXT_MC_W(addr)];
+        if (info->name) {
+            r->info = info;
+            r->op = ernic_core_mc_written;
+            r->reg = &c->mc_regs[ERNIC_EXT_MC_W(addr)];
         }
     } else if (ERNIC_EXT_W(addr) < ERNIC_EXT_WORDS &&
                ernic_ext_info[ERNIC_EXT_W(addr)].name) {
@@ -432,6 +450,7 @@ void ernic_core_reset(ErnicCore *c)
                                ERNIC_EXT_SRQ_WORDS);
     }
     ernic_core_reset_block(c->ah_regs, ernic_ext_ah_info, ERNIC_EXT_AH_WORDS);
+    ernic_core_reset_block(c->mc_regs, ernic_ext_mc_info, ERNIC_EXT_MC_WORDS);
     for (i = 0; i <= ERNIC_NUM_QP_MAX; i++) {
         ernic_core_reset_block(c->qp[i].regs, ernic_qp_info, ERNIC_QP_WORDS);
         ernic_core_reset_block(c->qp[i].ext_regs, ernic_ext_qp_info,

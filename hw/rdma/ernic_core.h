@@ -30,6 +30,8 @@
 #define ERNIC_EXT_SRQ_WORDS (ERNIC_EXT_SRQ_STRIDE / 4)
 #define ERNIC_EXT_AH_WORDS  (ERNIC_EXT_AH_SIZE / 4)
 #define ERNIC_EXT_AH_W(off) (((off) - ERNIC_EXT_AH_BASE) / 4)
+#define ERNIC_EXT_MC_WORDS  (ERNIC_EXT_MC_SIZE / 4)
+#define ERNIC_EXT_MC_W(off) (((off) - ERNIC_EXT_MC_BASE) / 4)
 
 /* Register word index within its block. */
 #define ERNIC_W(off)        ((off) / 4)
@@ -161,6 +163,14 @@ typedef struct ErnicAh {
     uint8_t mac[6];
     uint8_t ip[16];             /* IPv4 in the first 4 bytes */
 } ErnicAh;
+
+/* A group of ERNIC-X's multicast table (feature MCAST). */
+typedef struct ErnicMcg {
+    bool valid;
+    bool ipv6;
+    uint8_t ip[16];             /* IPv4 in the first 4 bytes */
+    uint32_t qps[ERNIC_MCG_QP_WORDS];   /* bit b: QP b + 1 */
+} ErnicMcg;
 
 /* An incoming READ request being answered (responder state). */
 typedef struct ErnicReadRes {
@@ -423,6 +433,8 @@ struct ErnicCore {
     uint32_t ah_regs[ERNIC_EXT_AH_WORDS];                   /* ernic_ud.c */
     ErnicAh *aht;               /* with the MR table: ah_entries */
     uint32_t ah_entries;        /* ERNIC_AH_ENTRIES, or 0 without ext */
+    uint32_t mc_regs[ERNIC_EXT_MC_WORDS];                   /* ernic_mcast.c */
+    ErnicMcg mcg[ERNIC_MCG_ENTRIES];
 
     ErnicFault fault;
     bool link_down;             /* the netdev's link (set_link) */
@@ -601,6 +613,10 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
+
+/* ernic_mcast.c: ERNIC-X multicast groups */
+void ernic_mcast_written(ErnicCore *c, hwaddr addr);
+uint32_t ernic_mcast_receive(ErnicCore *c, const ErnicPkt *pkt);
 
 /* ernic_uc.c: ERNIC-X UC QPs */
 bool ernic_uc_qp(ErnicCore *c, uint32_t qpn);

@@ -343,6 +343,7 @@ void ernic_ext_reset(ErnicCore *c)
     ernic_ext_set(c, ERNIC_EXTMRMAX, c->mr_entries);
     memset(c->mrt, 0, sizeof(*c->mrt) * c->mr_entries);
     memset(c->aht, 0, sizeof(*c->aht) * ERNIC_AH_ENTRIES);
+    memset(c->mcg, 0, sizeof(c->mcg));
 }
 
 /*

@@ -103,6 +103,25 @@ static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
     }
 }
 
+/*
+ * ERNIC-X multicast: a packet to DestQP 0xFFFFFF is checked against the
+ * group table (its IP and MAC) instead of this device's address and one
+ * QP, and goes to each QP of its group (docs/extension.md).
+ */
+static void ernic_net_rx_mcast(ErnicCore *c, const ErnicPkt *pkt,
+                               uint32_t synd)
+{
+    if (!synd) {
+        ernic_gcsr_set(c, ERNIC_LSTINPKT, pkt->opcode | 0xff00 |
+                       (pkt->psn & 0xffff) << 16);
+        trace_ernic_rx(pkt->dqpn, pkt->opcode, pkt->psn, pkt->paylen);
+        synd = ernic_mcast_receive(c, pkt);
+    }
+    if (synd) {
+        ernic_err_rx(c, pkt->frame, pkt->len, synd, 0);
+    }
+}
+
 void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len)
 {
     uint8_t mac[6];
@@ -131,6 +150,10 @@ void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len)
     if (!pkt.bth) {
         /* Malformed below the BTH: nothing more can be checked. */
         ernic_err_rx(c, buf, len, synd, 0);
+        return;
+    }
+    if (pkt.dqpn == ERNIC_MC_QPN && ernic_ext_on(c, ERNIC_EXT_F_MCAST)) {
+        ernic_net_rx_mcast(c, &pkt, synd & ~ERNIC_SYND_DST_MAC);
         return;
     }
     synd |= ernic_net_check_dst_ip(c, &pkt) | ernic_net_check_qp(c, &pkt);

@@ -341,6 +341,41 @@ static const VMStateDescription ernic_vmstate_ud = {
     },
 };
 
+static const VMStateDescription ernic_vmstate_mcg = {
+    .name = "ernic/mcg",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(valid, ErnicMcg),
+        VMSTATE_BOOL(ipv6, ErnicMcg),
+        VMSTATE_UINT8_ARRAY(ip, ErnicMcg, 16),
+        VMSTATE_UINT32_ARRAY(qps, ErnicMcg, ERNIC_MCG_QP_WORDS),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool ernic_vmstate_mcast_needed(void *opaque)
+{
+    ErnicCore *c = opaque;
+
+    return !buffer_is_zero(c->mc_regs, sizeof(c->mc_regs)) ||
+           !buffer_is_zero(c->mcg, sizeof(c->mcg));
+}
+
+/* ERNIC-X multicast: the group window and table (docs/extension.md). */
+static const VMStateDescription ernic_vmstate_mcast = {
+    .name = "ernic/core/mcast",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_mcast_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32_ARRAY(mc_regs, ErnicCore, ERNIC_EXT_MC_WORDS),
+        VMSTATE_STRUCT_ARRAY(mcg, ErnicCore, ERNIC_MCG_ENTRIES, 1,
+                             ernic_vmstate_mcg, ErnicMcg),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /*
  * lo_queue: a count, then each frame as a length and its bytes. Loaded
  * frames are bounded like the net layer bounds a received one.
@@ -553,9 +588,11 @@ static int ernic_vmstate_pre_load(void *opaque)
     uint32_t qpn;
 
     ernic_link_reset(c);
-    /* What the ERNIC-X SRQ and UD subsections leave out is zero. */
+    /* What the ERNIC-X SRQ, UD and multicast subsections leave out is 0. */
     memset(c->srq_regs, 0, sizeof(c->srq_regs));
     memset(c->ah_regs, 0, sizeof(c->ah_regs));
+    memset(c->mc_regs, 0, sizeof(c->mc_regs));
+    memset(c->mcg, 0, sizeof(c->mcg));
     if (c->aht) {
         memset(c->aht, 0, sizeof(*c->aht) * c->ah_entries);
     }
@@ -648,6 +685,7 @@ const VMStateDescription ernic_vmstate_core = {
         &ernic_vmstate_ext,
         &ernic_vmstate_srq,
         &ernic_vmstate_ud,
+        &ernic_vmstate_mcast,
         &ernic_vmstate_lo,
         NULL
     },

@@ -43,6 +43,7 @@
 #define ERNIC_EXT_F_SRQ                 (1u << 8)   /* shared receive queues */
 #define ERNIC_EXT_F_UD                  (1u << 9)   /* UD QPs, address handles */
 #define ERNIC_EXT_F_UC                  (1u << 10)  /* UC QPs */
+#define ERNIC_EXT_F_MCAST               (1u << 11)  /* UD multicast groups */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -52,7 +53,8 @@
                                          ERNIC_EXT_F_UDB | \
                                          ERNIC_EXT_F_SRQ | \
                                          ERNIC_EXT_F_UD | \
-                                         ERNIC_EXT_F_UC)
+                                         ERNIC_EXT_F_UC | \
+                                         ERNIC_EXT_F_MCAST)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB)
@@ -63,7 +65,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x000007ff, 0x000007ff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00000fff, 0x00000fff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -167,6 +169,54 @@ enum {
 
 /* The 40-byte GRH area before a UD receive's payload (IBTA 11.4.1.2). */
 #define ERNIC_UD_GRH_AREA               40
+
+/*
+ * Multicast (feature MCAST): a table of ERNIC_MCG_ENTRIES groups, each
+ * an IP multicast address and the UD QPs attached to it, written
+ * through its window at ERNIC_EXT_MC_BASE as the AH table is. Bit b of
+ * MCQPk stands for QP 32k + b + 1. A RoCEv2 packet with BTH DestQP
+ * 0xFFFFFF to a valid group's address (and its MAC) goes to each of
+ * the group's enabled UD QPs of the packet's IP version.
+ */
+#define ERNIC_EXT_MC_BASE               0x38140
+#define ERNIC_EXT_MC_SIZE               0x40
+#define ERNIC_MCG_ENTRIES               64
+#define ERNIC_MCG_QP_WORDS              8
+#define ERNIC_MC_QPN                    0xffffff    /* IBTA: multicast */
+
+#define ERNIC_EXT_MC_REGS(X) \
+    X(MCIDX,            0x38140, RW,  0,          0x0000003f, 0x0000003f, NONE, 0) \
+    X(MCIP1,            0x38144, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCIP2,            0x38148, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCIP3,            0x3814c, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCIP4,            0x38150, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCCONF,           0x38154, RW,  0,          0x00000003, 0x00000003, NONE, 0) \
+    X(MCQP0,            0x38158, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP1,            0x3815c, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP2,            0x38160, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP3,            0x38164, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP4,            0x38168, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP5,            0x3816c, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP6,            0x38170, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCQP7,            0x38174, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(MCCMD,            0x38178, RW,  0,          0x00000000, 0xffffffff, NONE, 0) \
+    X(MCSTS,            0x3817c, RO,  0,          0x000000ff, 0,          NONE, 0)
+
+#define ERNIC_EXT_MC_REG(name, off, ...)    ERNIC_##name = (off),
+enum {
+    ERNIC_EXT_MC_REGS(ERNIC_EXT_MC_REG)
+};
+#undef ERNIC_EXT_MC_REG
+
+/* MCCONF */
+#define ERNIC_MCCONF_VALID              (1u << 0)
+#define ERNIC_MCCONF_IPV6               (1u << 1)
+
+/* MCCMD commands and MCSTS results (as AHCMD's and AHSTS's) */
+#define ERNIC_MCCMD_WRITE               1
+#define ERNIC_MCCMD_READ                2
+#define ERNIC_MCSTS_OK                  0
+#define ERNIC_MCSTS_BAD_COMMAND         3
 
 /* EXTEVT, EXTEVTEN: events of the extension, on the ERNIC interrupt */
 #define ERNIC_EXTEVT_SRQ_LIMIT          (1u << 0)   /* an SRQLIMITn fired */
