@@ -97,6 +97,9 @@ static bool chance(Fuzz *z, unsigned pct)
 
 /* The Q_Key of the fuzzer's UD QPs (docs/extension.md, "UD QPs"). */
 #define FUZZ_QKEY       0x22222222u
+/* The multicast group the fuzzer attaches QPs to, and its MAC. */
+#define FUZZ_MC_IP      0xe0000105u         /* 224.0.1.5 */
+static const uint8_t fuzz_mc_mac[6] = { 0x01, 0x00, 0x5e, 0x00, 0x01, 0x05 };
 
 #define PICK(z, ...) ({                                                  \
     const uint64_t v_[] = { __VA_ARGS__ };                               \
@@ -423,8 +426,15 @@ static void act_ext_qp(Fuzz *z, int dev)
  */
 static void act_ext_ah(Fuzz *z, int dev)
 {
-    const QErnic *p = &z->r->d[1 - dev].e;
+    QErnic *p = &z->r->d[1 - dev].e, mc;
     uint32_t idx = chance(z, 60) ? RKEY & 0xfff : below(z, 4096);
+
+    if (chance(z, 20)) {
+        /* To the fuzzer's multicast group. */
+        mc.ip = FUZZ_MC_IP;
+        memcpy(mc.mac, fuzz_mc_mac, 6);
+        p = &mc;
+    }
 
     log_action(z, "ah dev%d [%u]", dev, idx);
     ernic_rig_wr(z->r, dev, ERNIC_AHIDX, idx);
@@ -437,6 +447,32 @@ static void act_ext_ah(Fuzz *z, int dev)
     ernic_rig_wr(z->r, dev, ERNIC_AHCONF, chance(z, 80) ?
                  ERNIC_AHCONF_VALID | TTL : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_AHCMD, chance(z, 90) ? ERNIC_AHCMD_WRITE :
+                 below(z, 4));
+}
+
+/*
+ * An ERNIC-X multicast group (docs/extension.md, "Multicast"): mostly
+ * the fuzzer's group with the rig's QPs attached, or anything.
+ */
+static void act_ext_mcg(Fuzz *z, int dev)
+{
+    uint32_t idx = chance(z, 70) ? 1 : below(z, 128), k;
+
+    log_action(z, "mcg dev%d [%u]", dev, idx);
+    ernic_rig_wr(z->r, dev, ERNIC_MCIDX, idx);
+    ernic_rig_wr(z->r, dev, ERNIC_MCIP1, chance(z, 80) ? FUZZ_MC_IP :
+                 any_val(z));
+    ernic_rig_wr(z->r, dev, ERNIC_MCCONF, chance(z, 80) ?
+                 ERNIC_MCCONF_VALID : any_val(z));
+    for (k = 0; k < ERNIC_MCG_QP_WORDS; k++) {
+        ernic_rig_wr(z->r, dev, ERNIC_MCQP0 + 4 * k,
+                     k == 0 && chance(z, 80) ?
+                     PICK(z, 1u << (QPN_A - 1), 1u << (QPN_B - 1),
+                          (1u << (QPN_A - 1)) | (1u << (QPN_B - 1)) |
+                          (1u << 3), 0) :
+                     chance(z, 80) ? 0 : any_val(z));
+    }
+    ernic_rig_wr(z->r, dev, ERNIC_MCCMD, chance(z, 90) ? ERNIC_MCCMD_WRITE :
                  below(z, 4));
 }
 
@@ -512,6 +548,10 @@ static void act_ext(Fuzz *z)
         act_ext_ah(z, dev);
         return;
     }
+    if (chance(z, 10)) {
+        act_ext_mcg(z, dev);
+        return;
+    }
     if (chance(z, 20)) {
         uint32_t conf = ernic_rig_rd(z->r, dev, ERNIC_XRNICCONF);
 
@@ -527,7 +567,10 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
                                    ERNIC_EXT_F_UD, ERNIC_EXT_F_UC,
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
-                                   ERNIC_EXT_F_SRQ | ERNIC_EXT_F_UC) :
+                                   ERNIC_EXT_F_SRQ | ERNIC_EXT_F_UC,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
+                                   ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
+                                   ERNIC_EXT_F_UD | ERNIC_EXT_F_MCAST) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -795,7 +838,7 @@ static void act_wire(Fuzz *z)
 static void act_inject(Fuzz *z)
 {
     int to = below(z, NDEV);
-    ErnicRigDev *dst = &z->r->d[to], *src = &z->r->d[1 - to];
+    ErnicRigDev *dst = &z->r->d[to], *src = &z->r->d[1 - to], mdst;
     uint8_t f[FRAME_MAX + 64], ext[32], pay[4200];
     uint8_t op = chance(z, 85) ? PICK(z, 0x00, 0x01, 0x02, 0x03, 0x04, 0x05,
                                       0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
@@ -831,6 +874,14 @@ static void act_inject(Fuzz *z)
     for (size_t k = 0; k < paylen; k++) {
         pay[k] = rnd(z);
     }
+    if (chance(z, 10)) {
+        /* To the fuzzer's multicast group, or near it. */
+        mdst = *dst;
+        mdst.e.ip = FUZZ_MC_IP + (chance(z, 80) ? 0 : 1);
+        memcpy(mdst.e.mac, fuzz_mc_mac, 6);
+        dqpn = chance(z, 90) ? 0xffffff : dqpn;
+        dst = &mdst;
+    }
     len = ernic_rig_frame(f, src, dst, op, dqpn, psn, chance(z, 50), ext,
                           ext_len, pay, paylen);
     if (chance(z, 20)) {
@@ -839,7 +890,7 @@ static void act_inject(Fuzz *z)
     log_action(z, "inject to dev%d op 0x%x QP%u PSN 0x%x len %zu", to, op,
                dqpn, psn, len);
     if (len) {
-        ernic_rig_wire_write(dst->fd, f, len);
+        ernic_rig_wire_write(z->r->d[to].fd, f, len);
     }
 }
 
