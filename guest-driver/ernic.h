@@ -160,6 +160,13 @@ struct ernic_imm {
  * its WQEs in ring order; each QP's receive metadata names the WQE a
  * message took, and the driver keeps the WR ID of each slot until then.
  */
+/* An ERNIC-X multicast group: its GID and the QPs attached (bit QPN - 1). */
+struct ernic_mcg {
+	bool used;
+	union ib_gid gid;
+	DECLARE_BITMAP(qps, ERNIC_MCG_QP_WORDS * 32);
+};
+
 struct ernic_srq {
 	struct ib_srq ibsrq;
 	struct ernic_dev *dev;
@@ -310,6 +317,9 @@ struct ernic_dev {
 	/* ERNIC-X SRQs by number (lock), and the limit events' work. */
 	struct ernic_srq *srqs[ERNIC_SRQ_NUM];
 	struct work_struct srq_work;
+	/* ERNIC-X multicast groups, as the device's table has them */
+	struct mutex mc_mutex;
+	struct ernic_mcg mcg[ERNIC_MCG_ENTRIES];
 	u32 rq_buf_size;
 	bool ib_registered;
 
@@ -484,6 +494,11 @@ int ernic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 u64 ernic_srq_complete(struct ernic_srq *srq, u32 slot);
 void ernic_srq_init(struct ernic_dev *dev);
 void ernic_srq_irq(struct ernic_dev *dev);
+
+/* ernic_mcast.c: ERNIC-X multicast groups */
+int ernic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int ernic_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void ernic_mcast_qp_gone(struct ernic_dev *dev, u32 qpn);
 
 void ernic_put_sge_list(u8 *g, const struct ib_sge *sg, int n);
 int ernic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -57,6 +57,12 @@ static int ernic_query_device(struct ib_device *ibdev,
 		a->max_srq_wr = ERNIC_MAX_SRQ_WR;
 		a->max_srq_sge = ERNIC_MAX_RECV_SGE;
 	}
+	if (dev->ext & ERNIC_EXT_F_MCAST) {
+		a->max_mcast_grp = ERNIC_MCG_ENTRIES;
+		a->max_mcast_qp_attach = dev->num_qp - 1;
+		a->max_total_mcast_qp_attach = ERNIC_MCG_ENTRIES *
+					       (dev->num_qp - 1);
+	}
 	a->max_ah = INT_MAX;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
@@ -322,6 +328,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.alloc_mr = ernic_alloc_mr,
 	.alloc_pd = ernic_alloc_pd,
 	.alloc_ucontext = ernic_alloc_ucontext,
+	.attach_mcast = ernic_attach_mcast,
 	.create_ah = ernic_create_ah,
 	.create_user_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
@@ -335,6 +342,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.destroy_cq = ernic_destroy_cq,
 	.destroy_qp = ernic_destroy_qp,
 	.destroy_srq = ernic_destroy_srq,
+	.detach_mcast = ernic_detach_mcast,
 	.get_dma_mr = ernic_get_dma_mr,
 	.get_link_layer = ernic_get_link_layer,
 	.get_port_immutable = ernic_get_port_immutable,

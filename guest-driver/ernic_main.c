@@ -185,6 +185,7 @@ static int ernic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	spin_lock_init(&dev->fatal_lock);
 	mutex_init(&dev->swo_mutex);
 	mutex_init(&dev->mr_mutex);
+	mutex_init(&dev->mc_mutex);
 	ida_init(&dev->mr_ida);
 	ida_init(&dev->ah_ida);
 	spin_lock_init(&dev->ah_lock);

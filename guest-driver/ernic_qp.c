@@ -719,6 +719,8 @@ int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&qp->rcq->lock, flags);
 
 	ernic_qp_free_queues(qp);
+	if (qp->ud)
+		ernic_mcast_qp_gone(dev, qp->qpn);
 	spin_lock_irqsave(&dev->fatal_lock, flags);
 	__clear_bit(qp->qpn, dev->qp_map);
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);
