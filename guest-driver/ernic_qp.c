@@ -694,6 +694,26 @@ err:
 	return ret;
 }
 
+/*
+ * A UD or UC QP's WQEs complete once they are sent, which hardware does
+ * as soon as the doorbell rings; under emulation the destroy may come
+ * first, and mckey, for one, posts its multicast sends and destroys the
+ * QP at once. What was posted gets up to 100 ms to leave: the device has
+ * completed everything when CQHEADi equals SQPIi (docs/registers.md).
+ */
+static void ernic_qp_drain_unreliable(struct ernic_qp *qp)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(100);
+	struct ernic_dev *dev = qp->dev;
+	u32 q = qp->qpn;
+
+	if ((!qp->ud && !qp->uc) || qp->state != IB_QPS_RTS)
+		return;
+	while (ernic_qrd(dev, q, ERNIC_CQHEAD) != ernic_qrd(dev, q, ERNIC_SQPI) &&
+	       time_before(jiffies, end))
+		usleep_range(50, 100);
+}
+
 int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct ernic_qp *qp = to_eqp(ibqp);
@@ -701,6 +721,7 @@ int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	unsigned long flags;
 
 	mutex_lock(&qp->mutex);
+	ernic_qp_drain_unreliable(qp);
 	ernic_qp_to_reset(qp);
 	mutex_unlock(&qp->mutex);
 
