@@ -372,6 +372,8 @@ static int ernic_destroy_ah(struct ibv_ah *ah)
 
 static const struct verbs_context_ops ernic_ctx_ops = {
 	.alloc_pd = ernic_alloc_pd,
+	/* ERNIC-X multicast: the kernel keeps the device's group table. */
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = ernic_create_ah,
 	.create_cq = ernic_create_cq,
 	.create_cq_ex = ernic_create_cq_ex,
@@ -384,6 +386,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.destroy_cq = ernic_destroy_cq,
 	.destroy_qp = ernic_destroy_qp,
 	.destroy_srq = ernic_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = ernic_free_context,
 	.modify_qp = ernic_modify_qp,
 	.modify_srq = ernic_modify_srq,
