@@ -71,6 +71,70 @@ perftest_steps() {
     done
 }
 
+# mckey_scripts: the two sides of the mckey step. mckey's receiver
+# joins the group and polls for its 10 messages, which the sender sends
+# 3 s after it has joined itself, with no retry ("we don't want to
+# handle reliability issue in this simple test program"). The receiver
+# says over TCP (busybox nc, the step's port) when it has joined (its
+# IGMP membership: its QP is attached a moment later, and its output is
+# buffered), and then what it received, which the sender's side prints
+# for the step's check; until then the sender sends a burst of 10 again
+# every 5 s, at most 10 times, and says how many it sent.
+MCKEY_GROUP=239.1.2.3
+MCKEY_HEX=030201EF              # as /proc/net/igmp shows it
+mckey_scripts() {
+    cat >/tmp/mckey-recv <<EOF
+#!/bin/sh
+mckey -m $MCKEY_GROUP -b \$1 -C 10 >/tmp/mckey.out 2>&1 &
+pid=\$!
+# Joined: the kernel's IGMP membership (its output is buffered).
+i=0
+until grep -q $MCKEY_HEX /proc/net/igmp; do
+    i=\$((i + 1))
+    [ \$i -lt 300 ] || { kill \$pid; cat /tmp/mckey.out; exit 1; }
+    sleep 0.1
+done
+echo joined | nc -l -p \$2
+wait \$pid && r="complete" || r="failed (\$?)"
+echo "mckey receiver: \$(grep -c . /tmp/mckey.out) lines, data transfers \$r" |
+    nc -l -p \$2
+EOF
+    cat >/tmp/mckey-send <<EOF
+#!/bin/sh
+i=0
+until nc \$1 \$3 </dev/null 2>/dev/null | grep -q joined; do
+    i=\$((i + 1)); [ \$i -lt 300 ] || exit 1; sleep 0.1
+done
+n=1
+while :; do
+    mckey -m $MCKEY_GROUP -b \$2 -s -C 10 || exit 1
+    i=0
+    while [ \$i -lt 50 ]; do
+        r=\$(nc \$1 \$3 </dev/null 2>/dev/null) && [ -n "\$r" ] &&
+            { echo "\$r, \$n burst(s) sent"; exit 0; }
+        i=\$((i + 1)); sleep 0.1
+    done
+    n=\$((n + 1)); [ \$n -le 10 ] || exit 1
+done
+EOF
+    chmod +x /tmp/mckey-recv /tmp/mckey-send
+    # The group's route: rdma_cm resolves its address as IP does.
+    ip route add 224.0.0.0/4 dev "$nd" 2>/dev/null
+}
+
+# datagram_steps: UD datagrams of the IB MTU and UC SENDs (ERNIC-X UD
+# and UC on ernic), the server checking every buffer (-c); perftest over
+# UC and UD, with fewer messages than the receiver posts (512), as
+# neither has flow control; rdma_cm's UD port space (SIDR) and a
+# multicast group (ERNIC-X multicast): 10 datagrams each.
+datagram_steps() {
+    echo "ibv_ud_pingpong 1024|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c @S"
+    echo "ibv_uc_pingpong 4096|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c @S"
+    uc_ud_steps
+    echo "udaddy 10|udaddy -b @A|udaddy -s @S -b @A"
+    echo "mckey 10|/tmp/mckey-recv @A @P|/tmp/mckey-send @S @A @P"
+}
+
 # uc_ud_steps: perftest's UC WRITE and SEND, UD SEND of the IB MTU.
 uc_ud_steps() {
     local t
@@ -100,6 +164,11 @@ step_list() {
         # command, as UCX's UD endpoints time out between two TCG guests
         # here, rxe's as ernic's (docs/driver.md, "UCX").
         ucx_steps
+        return ;;
+    datagram)
+        # the UD, UC and multicast steps alone (ERNIC_VERBS_STEPS=
+        # datagram), to look at them quickly
+        datagram_steps
         return ;;
     demo)
         # the README's main command: ib_write_bw and ib_write_lat
@@ -132,15 +201,8 @@ step_list() {
     # Four QPs receiving through one shared receive queue on each side
     # (ERNIC-X SRQ on ernic); the server checks every buffer (-c).
     echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
-    # UD datagrams of the IB MTU (ERNIC-X UD on ernic); the server
-    # checks every buffer (-c).
-    echo "ibv_ud_pingpong 1024|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c|ibv_ud_pingpong -d @D -g @G -p @P -s 1024 -n 20 -c @S"
-    # UC: SENDs that nothing acknowledges (ERNIC-X UC on ernic); the
-    # server checks every buffer (-c).
-    echo "ibv_uc_pingpong 4096|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c @S"
-    # perftest over UC and UD; fewer messages than the receiver posts
-    # (512), as neither has flow control
-    uc_ud_steps
+    # UD, UC and multicast (ERNIC-X on ernic)
+    datagram_steps
     # UCX's UCT over RC verbs, whose receives go through an SRQ. Both
     # sides name one device (ucx_perftest's server takes the client's
     # -d): between two of a kind only (verbs_uct=1).
@@ -228,6 +290,8 @@ check() {
     case $1 in
     ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     ucx*|uct*) grep -q 'Final:' "$2" ;;
+    udaddy*) grep -q 'data transfers complete' "$2" ;;
+    mckey*) grep -q 'mckey receiver: .* data transfers complete' "$2" ;;
     rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
     qperf*) qperf_results "$2" |
             awk -v want="$QPERF_RC" 'END { exit NR != split(want, w, " ") }' ;;
@@ -241,6 +305,8 @@ result() {
     case $1 in
     ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     ucx*|uct*) grep 'Final:' "$2" | tr -s ' ' | tail -n 1 ;;
+    udaddy*) echo "10 datagrams each way, data transfers complete" ;;
+    mckey*) grep 'mckey receiver' "$2" ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
     qperf*) qperf_results "$2" | tr '\n' ';' | sed 's/;$//; s/;/; /g' ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
@@ -304,7 +370,9 @@ clients() {
             echo "exit status $rc, $(wc -l </tmp/cli.out) lines" \
                 >>/tmp/cli.all
             # Not yet listening: try again. Anything else is the answer.
-            grep -qE "Connection refused|Couldn't connect to|REJECTED" \
+            # (udaddy's SIDR request to no listener comes back as
+            # UNREACHABLE.)
+            grep -qE "Connection refused|Couldn't connect to|REJECTED|UNREACHABLE" \
                 /tmp/cli.out || break
             i=$((i + 1))
             sleep 1
@@ -453,6 +521,7 @@ cm_faults() {
 
 load ib_uverbs rdma_ucm
 rdma_up
+mckey_scripts
 ibdev=$(ls /sys/class/infiniband | head -n 1)
 gid=$(gid_index)
 say "$role: $ibdev GID index ${gid:-none} ($steps steps)"

@@ -16,6 +16,7 @@
 # one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
 # ERNIC_VERBS_STEPS=ucx: UCX's ucx_perftest steps alone (UCP over UD and
 # RC+UD, UCT over each); not in the test command (docs/driver.md, "UCX").
+# ERNIC_VERBS_STEPS=datagram: the UD, UC and multicast steps alone.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
 # ERNIC_GUEST_IOMMU=1: both guests translate DMA through an Intel IOMMU
@@ -162,7 +163,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..22"
+    echo "1..24"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -179,6 +180,10 @@ verbs_taps() {
              "UD ib_send_lat"; do
         tap "perftest $t" "ok client: $t "
     done
+    tap "udaddy: rdma_cm UD port space, 10 datagrams each way" \
+        'ok client: udaddy 10'
+    tap "mckey: a multicast group, 10 datagrams all received" \
+        'ok client: mckey 10: mckey receiver: .* data transfers complete'
     tap "ucx_info -d: UCX finds rc_verbs and ud_verbs on $cdev" \
         'ok client: ucx_info -d on .*rc_verbs.*ud_verbs'
     tap_or_skip "$uct" \
