@@ -416,16 +416,26 @@ static void mc_send(ErnicRig *r, uint16_t wrid, uint32_t len)
 /*
  * QP A's UD SEND to the group (DestQP 0xFFFFFF, the group's IP and MAC)
  * reaches both attached QPs of device 1, each in its own WQE with the
- * sender's QP number in its metadata.
+ * sender's QP number in its metadata, and through the loopback QP A
+ * itself, attached to the group on device 0.
  */
 static void test_mcast_fanout(void)
 {
     ErnicRig *r = mc_pair(MC_FEAT);
     g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
                                                   700, 11);
-    uint8_t m[ERNIC_RXMETA_SIZE];
+    uint8_t m[ERNIC_RXMETA_SIZE], w[ERNIC_RWQE_SIZE] = { 0 };
+    uint64_t self = DEV_BASE(0) + MR_OFF + 0x10000;
 
+    stq_le_p(&w[ERNIC_SGE_ADDR], self);
+    stl_le_p(&w[ERNIC_SGE_LEN], 0x1000);
+    qtest_memwrite(r->qts, DEV_BASE(0) + RQ_OFF, w, sizeof(w));
+    g_assert_cmpuint(put_mcg(r, 0, MC_IDX, MC_IP, true, QPBIT(QPN_A)), ==,
+                     ERNIC_MCSTS_OK);
+    ernic_rig_wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_QKEY, QKEY_B);
     mc_send(r, 1, 700);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATRQPIDB), ==, 1);
+    ernic_rig_assert_mem(r, self + 40, p, 700);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 1);
     g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_C, ERNIC_STATRQPIDB), ==, 1);
     ernic_rig_assert_mem(r, RXBUF + 40, p, 700);

@@ -1,7 +1,8 @@
 /*
  * ERNIC link: what happens to a frame between the engine and the QEMU
  * netdev. Transmit to the backend or, for frames to the device's own MAC
- * address, internal loopback; receive, never nested in transmit; and the
+ * address, internal loopback (and a copy of ERNIC-X multicast packets
+ * for its own attached QPs); receive, never nested in transmit; and the
  * wire faults injected on the link (docs/debugging.md): frames dropped,
  * duplicated, reordered, delayed, corrupted or answered with a NAK.
  *
@@ -61,6 +62,14 @@ void ernic_link_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
 {
     if (unlikely(c->fault.armed) && ernic_link_fault_tx(c, qpn, buf, len)) {
         return;                 /* an injected fault took it */
+    }
+    if ((buf[0] & 1) && qpn != ERNIC_QP_GSI &&
+        ernic_ext_on(c, ERNIC_EXT_F_MCAST)) {
+        /*
+         * ERNIC-X multicast: this device's QPs attached to the group get
+         * the packet too, as rxe's and mlx5's do (docs/extension.md).
+         */
+        ernic_link_defer(c, buf, len);
     }
     ernic_link_put(c, buf, len);
 }
