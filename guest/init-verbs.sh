@@ -74,46 +74,48 @@ perftest_steps() {
 # mckey_scripts: the two sides of the mckey step. mckey's receiver
 # joins the group and polls for its 10 messages, which the sender sends
 # 3 s after it has joined itself, with no retry ("we don't want to
-# handle reliability issue in this simple test program"). The receiver
-# says over TCP (busybox nc, the step's port) when it has joined (its
-# IGMP membership: its QP is attached a moment later, and its output is
-# buffered), and then what it received, which the sender's side prints
-# for the step's check; until then the sender sends a burst of 10 again
-# every 5 s, at most 10 times, and says how many it sent.
+# handle reliability issue in this simple test program"). So the
+# receiver's side tells the sender's (busybox nc to the step's port on
+# the client, which listens, as tell_server does) when it has joined
+# (its IGMP membership: its QP is attached a moment later, and mckey's
+# output is buffered), and then what it received: that is the step's
+# check. Until then the sender sends a burst of 10 again, at most 10
+# times, and says how many it sent.
 MCKEY_GROUP=239.1.2.3
 MCKEY_HEX=030201EF              # as /proc/net/igmp shows it
 mckey_scripts() {
     cat >/tmp/mckey-recv <<EOF
 #!/bin/sh
+# mckey-recv ADDRESS PORT SENDER
+say() {
+    i=0
+    until echo "\$1" | nc \$3 \$2 2>/dev/null; do
+        i=\$((i + 1)); [ \$i -lt 1200 ] || return 1; sleep 0.1
+    done
+}
 mckey -m $MCKEY_GROUP -b \$1 -C 10 >/tmp/mckey.out 2>&1 &
 pid=\$!
-# Joined: the kernel's IGMP membership (its output is buffered).
 i=0
 until grep -q $MCKEY_HEX /proc/net/igmp; do
     i=\$((i + 1))
     [ \$i -lt 300 ] || { kill \$pid; cat /tmp/mckey.out; exit 1; }
     sleep 0.1
 done
-echo joined | nc -l -p \$2
+say joined "\$2" "\$3" || { kill \$pid; exit 1; }
 wait \$pid && r="complete" || r="failed (\$?)"
-echo "mckey receiver: \$(grep -c . /tmp/mckey.out) lines, data transfers \$r" |
-    nc -l -p \$2
+cat /tmp/mckey.out
+say "mckey receiver: \$(grep -c . /tmp/mckey.out) lines, data transfers \$r" \
+    "\$2" "\$3"
 EOF
     cat >/tmp/mckey-send <<EOF
 #!/bin/sh
-i=0
-until nc \$1 \$3 </dev/null 2>/dev/null | grep -q joined; do
-    i=\$((i + 1)); [ \$i -lt 300 ] || exit 1; sleep 0.1
-done
+# mckey-send ADDRESS PORT
+timeout 120 nc -l -p \$2 </dev/null | grep -q joined || exit 1
 n=1
 while :; do
-    mckey -m $MCKEY_GROUP -b \$2 -s -C 10 || exit 1
-    i=0
-    while [ \$i -lt 50 ]; do
-        r=\$(nc \$1 \$3 </dev/null 2>/dev/null) && [ -n "\$r" ] &&
-            { echo "\$r, \$n burst(s) sent"; exit 0; }
-        i=\$((i + 1)); sleep 0.1
-    done
+    mckey -m $MCKEY_GROUP -b \$1 -s -C 10 || exit 1
+    r=\$(timeout 15 nc -l -p \$2 </dev/null)
+    [ -n "\$r" ] && { echo "\$r, \$n burst(s) sent"; exit 0; }
     n=\$((n + 1)); [ \$n -le 10 ] || exit 1
 done
 EOF
@@ -132,7 +134,7 @@ datagram_steps() {
     echo "ibv_uc_pingpong 4096|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c @S"
     uc_ud_steps
     echo "udaddy 10|udaddy -b @A|udaddy -s @S -b @A"
-    echo "mckey 10|/tmp/mckey-recv @A @P|/tmp/mckey-send @S @A @P"
+    echo "mckey 10|/tmp/mckey-recv @A @P @S|/tmp/mckey-send @A @P"
 }
 
 # uc_ud_steps: perftest's UC WRITE and SEND, UD SEND of the IB MTU.
