@@ -481,6 +481,69 @@ static void test_srq_send(void)
 }
 
 /*
+ * A SEND between ERNIC-X UC QPs cut after 40 of its packets, the rest
+ * held on the wire: the requester has completed it (UC completes once
+ * sent), the responder is in the middle of the message, which exists
+ * only in its state (its RQ buffer, offset, expected PSN). After the
+ * move the held packets complete it; had that state been lost, UC would
+ * drop them all.
+ */
+typedef struct Hold {
+    int keep;
+    GPtrArray *held;
+} Hold;
+
+static ErnicRigVerdict hold_filter(void *opaque, int from, const uint8_t *f,
+                                   size_t len)
+{
+    Hold *h = opaque;
+    GByteArray *b;
+
+    if (from != 0 || h->keep-- > 0) {
+        return ERNIC_RIG_FWD;
+    }
+    b = g_byte_array_sized_new(len);
+    g_byte_array_append(b, f, len);
+    g_ptr_array_add(h->held, b);
+    return ERNIC_RIG_DROP;
+}
+
+static void test_uc_send(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    Hold h = { .keep = 40, .held = g_ptr_array_new() };
+    ErnicRigWire w = { .filter = hold_filter, .opaque = &h };
+    g_autofree uint8_t *p = NULL;
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_UC);
+        ernic_rig_wr(r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                     ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_UC);
+    }
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 19);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A) &&
+                   h.held->len == DIV_ROUND_UP(MSG_LEN, 1024) - 40);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+
+    rig_migrate(r);
+    for (guint k = 0; k < h.held->len; k++) {
+        GByteArray *b = g_ptr_array_index(h.held, k);
+
+        ernic_rig_wire_write(r->d[1].fd, b->data, b->len);
+        g_byte_array_free(b, true);
+    }
+    g_ptr_array_free(h.held, true);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 1);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, p, MSG_LEN);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 3));
+    ernic_rig_stop(r);
+}
+
+/*
  * The responder's 16 READ resources are duplicates queued again (the
  * "ernic/read-res/replay" subsection) when the machine moves; a new READ
  * after it takes the place of the oldest and is answered. Had the mark
@@ -780,6 +843,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/read", test_read);
     qtest_add_func("/ernic/migrate/send", test_send);
     qtest_add_func("/ernic/migrate/srq-send", test_srq_send);
+    qtest_add_func("/ernic/migrate/uc-send", test_uc_send);
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
