@@ -688,6 +688,7 @@ void ernic_qp_note_state(ErnicCore *c, uint32_t qpn);
 /* Path MTU of a QP in bytes (QPCONFi[10:8]; reserved codes mean 4096). */
 uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+void ernic_qp_src_ip(ErnicCore *c, uint8_t *ip, bool ipv6);
 /* QP @qpn's path turned round: from its peer to this device. */
 void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
 /* STATQPi's queue bits and counts, STATCURSQPTRi, from the engine. */

@@ -28,39 +28,21 @@ static void ernic_mcast_set(ErnicCore *c, hwaddr off, uint32_t val)
 static void ernic_mcast_from_window(ErnicCore *c, ErnicMcg *g)
 {
     uint32_t conf = ernic_mcast_reg(c, ERNIC_MCCONF);
-    int i;
 
     g->valid = conf & ERNIC_MCCONF_VALID;
     g->ipv6 = conf & ERNIC_MCCONF_IPV6;
-    memset(g->ip, 0, sizeof(g->ip));
-    if (g->ipv6) {
-        for (i = 0; i < 4; i++) {
-            stl_be_p(g->ip + 4 * i, ernic_mcast_reg(c, ERNIC_MCIP4 - 4 * i));
-        }
-    } else {
-        stl_be_p(g->ip, ernic_mcast_reg(c, ERNIC_MCIP1));
-    }
-    for (i = 0; i < ERNIC_MCG_QP_WORDS; i++) {
-        g->qps[i] = ernic_mcast_reg(c, ERNIC_MCQP0 + 4 * i);
-    }
+    ernic_wire_ip_from_regs(g->ip, &c->mc_regs[ERNIC_EXT_MC_W(ERNIC_MCIP1)],
+                            g->ipv6);
+    memcpy(g->qps, &c->mc_regs[ERNIC_EXT_MC_W(ERNIC_MCQP0)], sizeof(g->qps));
 }
 
 static void ernic_mcast_to_window(ErnicCore *c, const ErnicMcg *g)
 {
-    int i;
-
     ernic_mcast_set(c, ERNIC_MCCONF, (g->valid ? ERNIC_MCCONF_VALID : 0) |
                     (g->ipv6 ? ERNIC_MCCONF_IPV6 : 0));
-    for (i = 0; i < 4; i++) {
-        ernic_mcast_set(c, ERNIC_MCIP4 - 4 * i,
-                        g->ipv6 ? ldl_be_p(g->ip + 4 * i) : 0);
-    }
-    if (!g->ipv6) {
-        ernic_mcast_set(c, ERNIC_MCIP1, ldl_be_p(g->ip));
-    }
-    for (i = 0; i < ERNIC_MCG_QP_WORDS; i++) {
-        ernic_mcast_set(c, ERNIC_MCQP0 + 4 * i, g->qps[i]);
-    }
+    ernic_wire_ip_to_regs(&c->mc_regs[ERNIC_EXT_MC_W(ERNIC_MCIP1)], g->ip,
+                          g->ipv6);
+    memcpy(&c->mc_regs[ERNIC_EXT_MC_W(ERNIC_MCQP0)], g->qps, sizeof(g->qps));
 }
 
 /* A write to the group window at @addr: MCCMD acts on entry MCIDX. */

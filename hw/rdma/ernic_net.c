@@ -23,15 +23,8 @@ static bool ernic_net_ip_matches(const ErnicPkt *pkt, size_t off,
 static uint32_t ernic_net_check_dst_ip(ErnicCore *c, const ErnicPkt *pkt)
 {
     uint8_t ip[16];
-    int i;
 
-    if (pkt->ipv6) {
-        for (i = 0; i < 4; i++) {
-            stl_be_p(ip + 4 * i, ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
-        }
-    } else {
-        stl_be_p(ip, ernic_gcsr(c, ERNIC_IPv4XADD));
-    }
+    ernic_qp_src_ip(c, ip, pkt->ipv6);
     return ernic_net_ip_matches(pkt, pkt->ipv6 ? 24 : 16, ip) ? 0 :
            ERNIC_SYND_DST_IP;
 }

@@ -98,28 +98,31 @@ uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn)
     return 256u << MIN(code, ERNIC_PMTU_4096);
 }
 
+/* This device's IPv4 or IPv6 address (IPv4XADD, IPv6XADD1..4). */
+void ernic_qp_src_ip(ErnicCore *c, uint8_t *ip, bool ipv6)
+{
+    if (ipv6) {
+        ernic_wire_ip_from_regs(ip, &c->gcsr[ERNIC_GW(ERNIC_IPv6XADD1)],
+                                true);
+    } else {
+        ernic_wire_ip_from_regs(ip, &c->gcsr[ERNIC_GW(ERNIC_IPv4XADD)],
+                                false);
+    }
+}
+
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
 {
     uint32_t qpconf = ernic_qp_reg(c, qpn, ERNIC_QPCONF);
     uint32_t adv = ernic_qp_reg(c, qpn, ERNIC_QPADVCONF);
-    int i;
 
     ernic_gcsr_mac(c, p->src_mac);
     stw_be_p(p->dst_mac, ernic_qp_reg(c, qpn, ERNIC_MACDESADDMSB));
     stl_be_p(p->dst_mac + 2, ernic_qp_reg(c, qpn, ERNIC_MACDESADDLSB));
     p->ipv6 = qpconf & ERNIC_QPCONF_IPV6;
-    if (p->ipv6) {
-        /* IPv6XADD4 / IPDESADDR4 hold address bits [127:96] (p.33, p.44). */
-        for (i = 0; i < 4; i++) {
-            stl_be_p(p->src_ip + 4 * i,
-                     ernic_gcsr(c, ERNIC_IPv6XADD4 - 4 * i));
-            stl_be_p(p->dst_ip + 4 * i,
-                     ernic_qp_reg(c, qpn, ERNIC_IPDESADDR4 - 4 * i));
-        }
-    } else {
-        stl_be_p(p->src_ip, ernic_gcsr(c, ERNIC_IPv4XADD));
-        stl_be_p(p->dst_ip, ernic_qp_reg(c, qpn, ERNIC_IPDESADDR1));
-    }
+    ernic_qp_src_ip(c, p->src_ip, p->ipv6);
+    ernic_wire_ip_from_regs(p->dst_ip,
+                            &c->qp[qpn].regs[ERNIC_W(ERNIC_IPDESADDR1)],
+                            p->ipv6);
     p->tclass = adv & ERNIC_QPADVCONF_TC_MASK;
     p->ttl = ERNIC_FIELD_EX32(adv, ERNIC_QPADVCONF_TTL_MASK);
     p->pkey = ERNIC_FIELD_EX32(adv, ERNIC_QPADVCONF_PKEY_MASK);

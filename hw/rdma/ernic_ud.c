@@ -26,7 +26,6 @@ static void ernic_ud_set(ErnicCore *c, hwaddr off, uint32_t val)
 static void ernic_ud_ah_from_window(ErnicCore *c, ErnicAh *ah)
 {
     uint32_t conf = ernic_ud_reg(c, ERNIC_AHCONF);
-    int i;
 
     ah->valid = conf & ERNIC_AHCONF_VALID;
     ah->ipv6 = conf & ERNIC_AHCONF_IPV6;
@@ -36,20 +35,12 @@ static void ernic_ud_ah_from_window(ErnicCore *c, ErnicAh *ah)
     stw_be_p(ah->mac, ernic_ud_reg(c, ERNIC_AHMACMSB));
     stl_be_p(ah->mac + 2, ernic_ud_reg(c, ERNIC_AHMACLSB));
     /* As IPDESADDRi: AHIP4 holds bits [127:96], AHIP1 an IPv4 address. */
-    memset(ah->ip, 0, sizeof(ah->ip));
-    if (!ah->ipv6) {
-        stl_be_p(ah->ip, ernic_ud_reg(c, ERNIC_AHIP1));
-        return;
-    }
-    for (i = 0; i < 4; i++) {
-        stl_be_p(ah->ip + 4 * i, ernic_ud_reg(c, ERNIC_AHIP4 - 4 * i));
-    }
+    ernic_wire_ip_from_regs(ah->ip, &c->ah_regs[ERNIC_EXT_AH_W(ERNIC_AHIP1)],
+                            ah->ipv6);
 }
 
 static void ernic_ud_ah_to_window(ErnicCore *c, const ErnicAh *ah)
 {
-    int i;
-
     ernic_ud_set(c, ERNIC_AHCONF,
                  (ah->valid ? ERNIC_AHCONF_VALID : 0) |
                  (ah->ipv6 ? ERNIC_AHCONF_IPV6 : 0) |
@@ -58,13 +49,8 @@ static void ernic_ud_ah_to_window(ErnicCore *c, const ErnicAh *ah)
     ernic_ud_set(c, ERNIC_AHPD, ah->pd);
     ernic_ud_set(c, ERNIC_AHMACMSB, lduw_be_p(ah->mac));
     ernic_ud_set(c, ERNIC_AHMACLSB, ldl_be_p(ah->mac + 2));
-    for (i = 0; i < 4; i++) {
-        ernic_ud_set(c, ERNIC_AHIP4 - 4 * i,
-                     ah->ipv6 ? ldl_be_p(ah->ip + 4 * i) : 0);
-    }
-    if (!ah->ipv6) {
-        ernic_ud_set(c, ERNIC_AHIP1, ldl_be_p(ah->ip));
-    }
+    ernic_wire_ip_to_regs(&c->ah_regs[ERNIC_EXT_AH_W(ERNIC_AHIP1)], ah->ip,
+                          ah->ipv6);
 }
 
 /* AHCMD: one command on entry AHIDX; its result goes to AHSTS. */

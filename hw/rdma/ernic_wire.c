@@ -376,3 +376,29 @@ bool ernic_wire_parse_uc(ErnicPkt *pkt)
     pkt->paylen = end - pkt->payload;
     return true;
 }
+
+void ernic_wire_ip_from_regs(uint8_t *ip, const uint32_t *regs, bool ipv6)
+{
+    int i;
+
+    memset(ip, 0, 16);
+    if (!ipv6) {
+        stl_be_p(ip, regs[0]);
+        return;
+    }
+    for (i = 0; i < 4; i++) {
+        stl_be_p(ip + 4 * i, regs[3 - i]);
+    }
+}
+
+void ernic_wire_ip_to_regs(uint32_t *regs, const uint8_t *ip, bool ipv6)
+{
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        regs[3 - i] = ipv6 ? ldl_be_p(ip + 4 * i) : 0;
+    }
+    if (!ipv6) {
+        regs[0] = ldl_be_p(ip);
+    }
+}

@@ -179,6 +179,14 @@ uint32_t ernic_crc32(uint32_t crc, const uint8_t *p, size_t len);
 uint32_t ernic_wire_parse(const uint8_t *frame, size_t len, ErnicPkt *pkt,
                           bool *is_roce);
 /*
+ * An IP address and the four registers that hold it as PG332 lays out
+ * IPv6XADD1..4 and IPDESADDR1..4 (pp.33, 44): @regs[0] is the first,
+ * holding an IPv4 address whole; @regs[3] holds IPv6 bits [127:96].
+ */
+void ernic_wire_ip_from_regs(uint8_t *ip, const uint32_t *regs, bool ipv6);
+void ernic_wire_ip_to_regs(uint32_t *regs, const uint8_t *ip, bool ipv6);
+
+/*
  * Parse @pkt's headers again as a UC opcode's, for a UC QP; false when
  * it is none or the frame cannot hold its headers.
  */
