@@ -157,9 +157,13 @@ step_list() {
     all="ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat"
     case $steps in
     bench)
-        # scripts/bench-guests.sh: perftest only, the table's sizes
+        # scripts/bench-guests.sh: perftest only, the table's sizes;
+        # then UD SENDs of the IB MTU, and SENDs received through an SRQ
         perftest_steps "$all" "64 1024 4096 65536 1048576" \
             "2 64 1024 4096 65536" 200
+        echo "ud:ib_send_bw 1024|ib_send_bw -c UD -d @D -x @G -p @P -s 1024 -n 200 -F --report_gbits|ib_send_bw -c UD -d @D -x @G -p @P -s 1024 -n 200 -F --report_gbits @S"
+        echo "ud:ib_send_lat 2|ib_send_lat -c UD -d @D -x @G -p @P -s 2 -n 400 -F|ib_send_lat -c UD -d @D -x @G -p @P -s 2 -n 400 -F @S"
+        echo "srq:ib_send_bw 65536|ib_send_bw --use-srq -d @D -x @G -p @P -s 65536 -n 200 -F --report_gbits|ib_send_bw --use-srq -d @D -x @G -p @P -s 65536 -n 200 -F --report_gbits @S"
         return ;;
     ucx)
         # UCX's perftests alone (ERNIC_VERBS_STEPS=ucx): not in the test

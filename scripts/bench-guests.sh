@@ -14,6 +14,8 @@
 #   run's points move by up to +-40 %: four busy threads on two cores)
 #   bandwidth: ib_write_bw, ib_read_bw, ib_send_bw at 64 B .. 1 MiB
 #   latency:   ib_write_lat, ib_send_lat, ib_read_lat at 2 B .. 64 KiB
+#   UD, SRQ:   ib_send_bw -c UD at 1 KiB, ib_send_lat -c UD at 2 B,
+#              ib_send_bw --use-srq at 64 KiB
 #   consumers: 64 MiB written and read back with O_DIRECT (MiB/s)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -94,19 +96,31 @@ ratio() {
         printf("%.2f", a / b) }'
 }
 
-# table TITLE "TOOLS" "SIZES": perftest's numbers, ernic next to rxe.
-table() {
-    local t s e r
+# table_head TITLE: a table's title and header.
+table_head() {
     echo
     echo "$1"
     echo
     echo "| test | size | ernic | rxe | ratio |"
     echo "|---|---|---|---|---|"
+}
+
+# row TOOL SIZE: perftest's numbers, ernic next to rxe.
+row() {
+    local e r
+
+    e=$(value "$out/verbs-ernic" "$1" "$2" 1)
+    r=$(value "$out/verbs-rxe" "$1" "$2" 1)
+    echo "| $1 | $2 | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+}
+
+# table TITLE "TOOLS" "SIZES": a row for each tool at each size.
+table() {
+    local t s
+    table_head "$1"
     for t in $2; do
         for s in $3; do
-            e=$(value "$out/verbs-ernic" "$t" "$s" 1)
-            r=$(value "$out/verbs-rxe" "$t" "$s" 1)
-            echo "| $t | $s | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+            row "$t" "$s"
         done
     done
 }
@@ -121,6 +135,10 @@ table "Bandwidth, Gb/s (perftest -n 200, one QP; ratio = ernic / rxe)" \
     "ib_write_bw ib_read_bw ib_send_bw" "64 1024 4096 65536 1048576"
 table "Latency, typical µs (perftest -n 400; ratio = ernic / rxe, lower is better)" \
     "ib_write_lat ib_send_lat ib_read_lat" "2 64 1024 4096 65536"
+table_head "UD and SRQ (ERNIC-X on ernic): perftest -c UD at the IB MTU (Gb/s) and 2 B (typical µs); ib_send_bw --use-srq (Gb/s)"
+row ud:ib_send_bw 1024
+row ud:ib_send_lat 2
+row srq:ib_send_bw 65536
 [ "$ulp" = 1 ] || exit 0
 
 # run_mibs RUN_FILE WHAT: MiB/s of the client's "wrote"/"read ... back" line.
