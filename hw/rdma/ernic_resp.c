@@ -509,7 +509,15 @@ static bool ernic_resp_take_slot(ErnicCore *c, uint32_t qpn,
 {
     ErnicQP *qp = &c->qp[qpn];
 
-    if (!ernic_rq_take(c, qpn)) {
+    if (qp->rq_held && ernic_uc_qp(c, qpn)) {
+        /*
+         * Taken by a UC SEND that was dropped: this SEND fills it, and
+         * an SRQ gives no second WQE (IBTA 9.7.5.1.1). Only UC: every
+         * other take reads the RQ registers afresh.
+         */
+        qp->rq_off = 0;
+        qp->rx_status = ERNIC_RXMETA_ST_OK;
+    } else if (!ernic_rq_take(c, qpn)) {
         ernic_resp_rnr_nak(c, qpn, pkt);
         return false;
     }

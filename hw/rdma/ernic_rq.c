@@ -42,15 +42,6 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     if (depth < 2 || (!size && !wqe)) {
         return false;
     }
-    if (qp->rq_held) {
-        /*
-         * Taken by a UC SEND that was dropped: the next SEND fills it,
-         * and an SRQ gives no second WQE (IBTA 9.7.5.1.1).
-         */
-        qp->rq_off = 0;
-        qp->rx_status = ERNIC_RXMETA_ST_OK;
-        return true;
-    }
     pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
     ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
     if ((pi + 1) % depth == ci) {

@@ -56,7 +56,7 @@ bool ernic_uc_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
 /*
  * Drop @pkt and the message it belongs to: the responder waits for the
  * next FIRST or ONLY packet (IBTA 9.7.5.1.1 for UC). A SEND's receive
- * WQE stays taken and the next SEND fills it (ernic_rq_take()).
+ * WQE stays taken and the next SEND fills it (ernic_resp_take_slot()).
  */
 void ernic_uc_drop(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                    const char *why)
