@@ -17,6 +17,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/inet.h>
 #include <linux/random.h>
@@ -943,6 +944,31 @@ static int et_connect(struct et_conn *c)
 	       et_cm_wait(c, RDMA_CM_EVENT_ESTABLISHED);
 }
 
+/*
+ * The server's guest may answer pings before its module listens: a
+ * connect it rejects that early (no listener: REJECTED, -ECONNREFUSED)
+ * is tried again, once a second for up to ET_CONNECT_TRIES seconds.
+ */
+#define ET_CONNECT_TRIES	30
+
+static int et_connect_retry(struct et_conn *c)
+{
+	int ret, i;
+
+	for (i = 1;; i++) {
+		ret = et_connect(c);
+		if (ret != -ECONNREFUSED || i == ET_CONNECT_TRIES)
+			return ret;
+		pr_info("ernic_test: connect %d refused, trying again\n", i);
+		et_free(c);
+		if (c->id)
+			rdma_destroy_id(c->id);
+		c->id = NULL;
+		reinit_completion(&c->cm_done);
+		msleep(1000);
+	}
+}
+
 static const u32 et_sizes[] = {
 	1, 2, 15, 16, 17, 64, 255, 256, 1000, 1024, 4095, 4096, 4097,
 	65536, 262144, 1 << 20,
@@ -1462,7 +1488,7 @@ static int et_client_run(void)
 	init_waitqueue_head(&c->wq);
 	init_completion(&c->cm_done);
 	et_failures = 0;
-	ret = et_connect(c);
+	ret = et_connect_retry(c);
 	if (et_check(!ret, "rdma_cm connected to %s:%d (%d)", server, port,
 		     ret)) {
 		pr_info("ernic_test: local QP%u, remote buffer %#llx rkey %#x\n",
