@@ -63,6 +63,14 @@ struct ernic_eth_ring {
 #define ERNIC_ICRC_LEN		4
 #define ERNIC_UDP_SPORT		0xc001	/* XRNICCONF[31:16] */
 #define ERNIC_GID_TBL_LEN	16
+/*
+ * A UD receive's wc.sl: RoCEv2 has no SL, so it carries the packet type
+ * as mlx5 reports it (bit 3: UDP, i.e. RoCEv2; bits 2:0: 1 IPv6, 2
+ * IPv4). UCX's ud_verbs takes from it which end of the GRH area holds
+ * the destination GID, and drops every packet if it is 0.
+ */
+#define ERNIC_UD_SL_ROCEV2_IPV6	0x9
+#define ERNIC_UD_SL_ROCEV2_IPV4	0xa
 /* The DMA MR's length, as WRRDBUFLEN + ACCESSDESC[31:16] can hold it. */
 #define ERNIC_DMA_MR_LEN	((1ull << 48) - 1)
 /* Pages of a fast-registration MR: a 4 KiB page list (ERNIC-X). */

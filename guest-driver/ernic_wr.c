@@ -1098,9 +1098,13 @@ static void ernic_rc_recv(struct ernic_qp *qp, struct ernic_rwqe *r,
 		wc->src_qp = get_unaligned_le32(m + ERNIC_RXMETA_SQPN) &
 			     0xffffff;
 		wc->wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc->network_hdr_type = m[ERNIC_RXMETA_FLAGS] &
-				       ERNIC_RXMETA_F_IPV6 ?
-				       RDMA_NETWORK_IPV6 : RDMA_NETWORK_IPV4;
+		if (m[ERNIC_RXMETA_FLAGS] & ERNIC_RXMETA_F_IPV6) {
+			wc->network_hdr_type = RDMA_NETWORK_IPV6;
+			wc->sl = ERNIC_UD_SL_ROCEV2_IPV6;
+		} else {
+			wc->network_hdr_type = RDMA_NETWORK_IPV4;
+			wc->sl = ERNIC_UD_SL_ROCEV2_IPV4;
+		}
 	}
 	if (!qp->meta) {
 		len = min_t(u64, qp->rq_elem,

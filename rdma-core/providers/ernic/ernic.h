@@ -19,6 +19,13 @@
 /* The driver-private uverbs data, and its command wrappers. */
 #include "ernic_abi.h"
 
+/*
+ * A UD receive's wc.sl, as the kernel driver sets it (guest-driver/
+ * ernic.h): the RoCEv2 packet type as mlx5 reports it, bit 3 UDP and
+ * bits 2:0 the IP version (1 IPv6, 2 IPv4). UCX reads the GRH area by it.
+ */
+#define ERNIC_UD_SL_ROCEV2_IPV6	0x9
+#define ERNIC_UD_SL_ROCEV2_IPV4	0xa
 
 struct ernic_device {
 	struct verbs_device ibv_dev;

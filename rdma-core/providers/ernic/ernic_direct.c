@@ -532,6 +532,8 @@ static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
 		/* The 40-byte GRH area, then the payload. */
 		wc->src_qp = get_le32(m + ERNIC_RXMETA_SQPN) & 0xffffff;
 		wc->wc_flags |= IBV_WC_GRH;
+		wc->sl = flags & ERNIC_RXMETA_F_IPV6 ? ERNIC_UD_SL_ROCEV2_IPV6 :
+						       ERNIC_UD_SL_ROCEV2_IPV4;
 	}
 	if (flags & ERNIC_RXMETA_F_IMM) {
 		wc->wc_flags |= IBV_WC_WITH_IMM;
