@@ -283,6 +283,68 @@ static void test_send_receive(void)
     ernic_rig_stop(r);
 }
 
+/* Device @i's IPv6 address (IPv6XADD4 holds bits [127:96], PG332 p.33). */
+static void set_ipv6(ErnicRig *r, int i, const uint8_t *ip)
+{
+    for (int k = 0; k < 4; k++) {
+        ernic_rig_wr(r, i, ERNIC_IPv6XADD4 - 4 * k, ldl_be_p(ip + 4 * k));
+    }
+}
+
+/*
+ * A UD QP talks to IPv4 and IPv6 peers alike: the IP version of a packet
+ * is its AH's, not QPCONFi's. QP A (an IPv4 QP) sends through an IPv6 AH:
+ * an IPv6 frame from device 0's IPv6 address, hop limit the AH's TTL,
+ * with a valid ICRC. Given to device 1, QP B (IPv4 too) receives it: the
+ * GRH area is the IPv6 header and the metadata says so.
+ */
+static void test_ipv6(void)
+{
+    static const uint8_t ip0[16] = { 0xfe, 0x80, [14] = 0xaa, 0x01 };
+    static const uint8_t ip1[16] = { 0xfe, 0x80, [14] = 0xbb, 0x02 };
+    ErnicRig *r = ud_pair(UD_FEAT);
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  500, 11);
+    uint8_t f[FRAME_MAX], m[ERNIC_RXMETA_SIZE];
+    size_t len;
+
+    set_ipv6(r, 0, ip0);
+    set_ipv6(r, 1, ip1);
+    g_assert_cmpuint(put_ah(r, 0, AH_B + 1, 1, PD_NUM,
+                            AH_OK | ERNIC_AHCONF_IPV6), ==, ERNIC_AHSTS_OK);
+    for (int k = 0; k < 4; k++) {
+        ernic_rig_wr(r, 0, ERNIC_AHIP4 - 4 * k, ldl_be_p(ip1 + 4 * k));
+    }
+    ernic_rig_wr(r, 0, ERNIC_AHCMD, ERNIC_AHCMD_WRITE);
+    put_rwqe(r, 0);
+    post_ud(r, 6, ERNIC_OP_SEND, 500, AH_B + 1, QPN_B, QKEY_B);
+    len = ernic_rig_wire_wait(r, 0, f);
+    g_assert_cmpuint(len, ==, 14 + 40 + 8 + 12 + 8 + 500 + 4);
+    g_assert_cmphex(lduw_be_p(f + 12), ==, 0x86dd);
+    g_assert_cmphex(f[14] >> 4, ==, 6);
+    g_assert_cmpuint(f[14 + 6], ==, 17);            /* UDP */
+    g_assert_cmpuint(f[14 + 7], ==, TTL);
+    g_assert_cmpmem(f + 14 + 8, 16, ip0, 16);
+    g_assert_cmpmem(f + 14 + 24, 16, ip1, 16);
+    g_assert_cmphex(lduw_be_p(f + 54 + 2), ==, 4791);
+    g_assert_cmphex(f[62], ==, OPC_UD_SEND);
+    g_assert_cmpmem(f + 62 + 12 + 8, 500, p, 500);
+    g_assert_cmphex(ldl_le_p(f + len - 4), ==, qernic_icrc(f, len));
+    ernic_rig_poll_cqhead(r, 0, QPN_A);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 6));
+
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, QOFF(QPN_B, ERNIC_STATRQPIDB), 0xffff, 1);
+    ernic_rig_assert_mem(r, RXBUF, f + 14, 40);
+    ernic_rig_assert_mem(r, RXBUF + 40, p, 500);
+    qtest_memread(r->qts, DEV_BASE(1) + META_OFF, m, sizeof(m));
+    g_assert_cmpuint(ldl_le_p(&m[ERNIC_RXMETA_LEN]), ==, 540);
+    g_assert_cmphex(m[ERNIC_RXMETA_FLAGS], ==, ERNIC_RXMETA_F_IPV6);
+    g_assert_false(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    ernic_rig_stop(r);
+}
+
 typedef struct UdRefusal {
     const char *name;
     uint8_t opcode;
@@ -529,6 +591,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ud/send-sdata", test_send_sdata);
     qtest_add_func("/ernic/ud/receive", test_receive);
     qtest_add_func("/ernic/ud/send-receive", test_send_receive);
+    qtest_add_func("/ernic/ud/ipv6", test_ipv6);
     qtest_add_func("/ernic/ud/off", test_off);
     qtest_add_func("/ernic/ud/mcast-window", test_mcast_window);
     qtest_add_func("/ernic/ud/mcast-fanout", test_mcast_fanout);

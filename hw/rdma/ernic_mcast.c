@@ -105,10 +105,11 @@ static const ErnicMcg *ernic_mcast_group(ErnicCore *c, const ErnicPkt *pkt)
 
 /*
  * A packet to DestQP 0xFFFFFF, with EXTCTRL.MCAST on: each enabled UD
- * QP of its group and IP version takes a copy as a UD receive of its
- * own (Q_Key, opcode, a receive WQE each; ernic_ud_receive()). At most
- * C_NUM_QP copies: the work per packet is bounded. Returns the Table
- * 2-3 syndrome when no group of this device has the packet's address.
+ * QP of its group takes a copy as a UD receive of its own (Q_Key,
+ * opcode, a receive WQE each; ernic_ud_receive()), of either IP version
+ * as any UD receive. At most C_NUM_QP copies: the work per packet is
+ * bounded. Returns the Table 2-3 syndrome when no group of this device
+ * has the packet's address.
  */
 uint32_t ernic_mcast_receive(ErnicCore *c, const ErnicPkt *pkt)
 {
@@ -123,9 +124,7 @@ uint32_t ernic_mcast_receive(ErnicCore *c, const ErnicPkt *pkt)
 
         if (!(g->qps[bit / 32] & (1u << (bit % 32))) ||
             ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED ||
-            !ernic_ud_qp(c, qpn) ||
-            !(ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_IPV6) !=
-            !pkt->ipv6) {
+            !ernic_ud_qp(c, qpn)) {
             continue;
         }
         ernic_ud_receive(c, qpn, pkt);

@@ -45,7 +45,8 @@ static uint32_t ernic_net_check_qp(ErnicCore *c, const ErnicPkt *pkt)
     if (!(qpconf & ERNIC_QPCONF_QP_EN)) {
         synd |= ERNIC_SYND_QP_NOT_ENABLED;
     }
-    if (!(qpconf & ERNIC_QPCONF_IPV6) != !pkt->ipv6) {
+    /* A UD QP takes datagrams of either IP version (ernic_ud_path()). */
+    if (!(qpconf & ERNIC_QPCONF_IPV6) != !pkt->ipv6 && !ernic_ud_qp(c, qpn)) {
         synd |= ERNIC_SYND_IP_VERSION;
     }
     /* QP1 and UD QPs take datagrams from anyone (docs/extension.md). */

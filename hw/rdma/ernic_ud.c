@@ -102,31 +102,36 @@ bool ernic_ud_qp(ErnicCore *c, uint32_t qpn)
 
 /*
  * May UD QP @qpn send WQE @e? A SEND (with Immediate) of at most the
- * path MTU sampled at fetch, to the AH its RTAG names: valid, of the
- * QP's PD and IP version. The entry is copied into @ah, once, for the
- * packet: the driver may rewrite the table meanwhile, and @e may come
- * from a migration stream, so nothing of it is trusted from the fetch.
+ * path MTU sampled at fetch, to the AH its RTAG names: valid and of the
+ * QP's PD. The entry is copied into @ah, once, for the packet: the
+ * driver may rewrite the table meanwhile, and @e may come from a
+ * migration stream, so nothing of it is trusted from the fetch.
  */
 static bool ernic_ud_check(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            ErnicAh *ah)
 {
-    bool v6 = ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_IPV6;
-
     if (e->rkey >= c->ah_entries ||
         (e->opcode != ERNIC_OP_SEND && e->opcode != ERNIC_OP_SEND_IMM) ||
         e->pmtu > (256u << ERNIC_PMTU_4096) || e->len > e->pmtu) {
         return false;
     }
     *ah = c->aht[e->rkey];
-    return ah->valid && ah->ipv6 == v6 &&
+    return ah->valid &&
            ah->pd == (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff);
 }
 
-/* The path of a UD packet: the QP's P_Key and this device, the AH's rest. */
+/*
+ * The path of a UD packet: the QP's P_Key and this device, the AH's
+ * rest. Its IP version is the AH's, whatever QPCONFi[7] says: a UD QP
+ * talks to IPv4 and IPv6 peers alike, as a RoCEv2 UD QP does on rxe and
+ * mlx5 (docs/extension.md, "UD QPs").
+ */
 static void ernic_ud_path(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                           const ErnicAh *ah, ErnicPath *p)
 {
     ernic_qp_path(c, qpn, p);
+    p->ipv6 = ah->ipv6;
+    ernic_qp_src_ip(c, p->src_ip, p->ipv6);
     memcpy(p->dst_mac, ah->mac, 6);
     memcpy(p->dst_ip, ah->ip, 16);
     p->ttl = ah->ttl;
