@@ -598,8 +598,7 @@ static int ernic_post_ud_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 	if ((wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) ||
 	    wr->num_sge < 0 || wr->num_sge > ERNIC_XWQE_SGES || !ah ||
-	    ah->idx < 0 || ah->av.ipv6 ||
-	    len > ib_mtu_enum_to_int(qp->attr.path_mtu))
+	    ah->idx < 0 || len > ib_mtu_enum_to_int(qp->attr.path_mtu))
 		return -EINVAL;
 	if (!((qp->sq_ci + qp->sq_depth - slot - 1) % qp->sq_depth))
 		return -ENOMEM;
