@@ -50,6 +50,12 @@ struct ernic_eth_ring {
  */
 #define ERNIC_MAX_RD_ATOM	16
 #define ERNIC_MAX_QP_WR		16384
+/*
+ * A CQ is a list of QPs and holds no entries ("ernic_cq.c"): any size
+ * fits. The limit is mlx5's, which consumers size for (libfabric's RxM
+ * asks for (TX + RX size) x 256 peers, 196608 with its defaults).
+ */
+#define ERNIC_MAX_CQE		((1 << 22) - 1)
 #define ERNIC_MAX_DEPTH		0x8000	/* QDEPTHi: 16 bits, a power of two */
 #define ERNIC_MAX_RECV_SGE	4
 /* ERNIC-X SRQs: a ring of twice the WRs, at most 65535 slots. */

@@ -21,7 +21,7 @@ int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	/* A user CQ is the same list: uverbs polls it through poll_cq. */
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > 0xffff) {
+	if (attr->cqe < 1 || attr->cqe > ERNIC_MAX_CQE) {
 		ibdev_dbg(ibcq->device, "CQ of %d entries refused\n",
 			  attr->cqe);
 		return -EINVAL;

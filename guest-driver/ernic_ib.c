@@ -41,7 +41,7 @@ static int ernic_query_device(struct ib_device *ibdev,
 	a->max_recv_sge = ERNIC_MAX_RECV_SGE;
 	a->max_sge_rd = ERNIC_MAX_RW_SGE;	/* a WQE per SGE */
 	a->max_cq = dev->num_qp * 2;
-	a->max_cqe = 0xffff;
+	a->max_cqe = ERNIC_MAX_CQE;
 	a->max_mr = dev->mr_max;
 	a->max_pd = ERNIC_PDT_ENTRIES;
 	a->max_qp_rd_atom = ERNIC_MAX_RD_ATOM;
