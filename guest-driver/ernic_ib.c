@@ -306,6 +306,39 @@ static int ernic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/*
+ * A UD WQE names its AH by table index and the device reads the entry
+ * as it sends (docs/extension.md, "UD QPs"). Hardware that copies the
+ * address into the WQE lets an AH go as soon as the sends naming it are
+ * posted, and mckey, for one, destroys its AH right after posting: its
+ * WQEs then failed (FATAL 0x05) in one burst of three. So, when it may
+ * sleep, the destroy first gives the UD QPs of the AH's PD up to 100 ms
+ * to send what they were given (CQHEADi = SQPIi), as a UD QP's destroy
+ * does (ernic_qp_drain_unreliable()). QPs are named by number: a QP
+ * destroyed meanwhile only makes its registers read equal.
+ */
+static void ernic_ah_drain(struct ernic_dev *dev, struct ib_pd *pd)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(100), flags;
+	DECLARE_BITMAP(busy, ERNIC_NUM_QP_MAX + 1);
+	struct ernic_qp *qp;
+	u32 q;
+
+	bitmap_zero(busy, ERNIC_NUM_QP_MAX + 1);
+	spin_lock_irqsave(&dev->fatal_lock, flags);
+	for (q = 2; q <= dev->num_qp; q++) {
+		qp = dev->qps[q];
+		if (qp && qp->ud && qp->ibqp.pd == pd)
+			__set_bit(q, busy);
+	}
+	spin_unlock_irqrestore(&dev->fatal_lock, flags);
+	for_each_set_bit(q, busy, ERNIC_NUM_QP_MAX + 1) {
+		while (ernic_qrd(dev, q, ERNIC_CQHEAD) !=
+		       ernic_qrd(dev, q, ERNIC_SQPI) && time_before(jiffies, end))
+			usleep_range(50, 100);
+	}
+}
+
 /* Its table entry invalid: a UD WQE still naming it is refused. */
 static int ernic_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
@@ -313,6 +346,8 @@ static int ernic_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct ernic_ah *ah = to_eah(ibah);
 
 	if (ah->idx >= 0) {
+		if (flags & RDMA_DESTROY_AH_SLEEPABLE)
+			ernic_ah_drain(dev, ibah->pd);
 		ernic_ah_program(dev, ah->idx, &ah->av, 0, false);
 		ida_free(&dev->ah_ida, ah->idx);
 	}
