@@ -10,9 +10,11 @@
 #           ibv_devinfo, ibv_rc_pingpong with its buffer check at several
 #           sizes, ibv_srq_pingpong (4 QPs on one SRQ, the server checking
 #           the buffers), ibv_ud_pingpong (1 KiB datagrams, checked),
-#           rping with its payload check, perftest's bandwidth and
-#           latency tests, with verbs_steps=full qperf's RC tests (not
-#           with verbs_qperf=0);
+#           UD, UC and multicast (perftest, udaddy, mckey), UCX's
+#           ucx_perftest (UCP over UD and RC+UD; UCT), libfabric's
+#           fi_pingpong (msg, rdm, dgram; data checked), rping with its
+#           payload check, perftest's bandwidth and latency tests, with
+#           verbs_steps=full qperf's RC tests (not with verbs_qperf=0);
 #           then, on ernic, the security checks
 #           (ernic-uverbs-test)
 # ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
@@ -152,7 +154,8 @@ uc_ud_steps() {
 QPERF_RC="rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_poll_lat"
 
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
-# the GID index, @D: the RDMA device, @S: the server's address).
+# the GID index, @D: the RDMA device, @S: the server's address, @A: this
+# guest's, @R: settings rxe needs, expand()).
 step_list() {
     all="ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat ib_read_lat"
     case $steps in
@@ -166,10 +169,17 @@ step_list() {
         echo "srq:ib_send_bw 65536|ib_send_bw --use-srq -d @D -x @G -p @P -s 65536 -n 200 -F --report_gbits|ib_send_bw --use-srq -d @D -x @G -p @P -s 65536 -n 200 -F --report_gbits @S"
         return ;;
     ucx)
-        # UCX's perftests alone (ERNIC_VERBS_STEPS=ucx): not in the test
-        # command, as UCX's UD endpoints time out between two TCG guests
-        # here, rxe's as ernic's (docs/driver.md, "UCX").
-        ucx_steps
+        # UCX's perftests alone (ERNIC_VERBS_STEPS=ucx), every transport
+        # and test: the short steps have three of them
+        ucp_steps "ud_verbs tag_lat 8 1000" "ud_verbs tag_bw 4096 200" \
+            "rc_verbs,ud_verbs tag_lat 8 1000" \
+            "rc_verbs,ud_verbs tag_bw 65536 200" \
+            "rc_verbs,ud_verbs ucp_am_bw 65536 200"
+        uct_steps
+        return ;;
+    fabric)
+        # libfabric's steps alone (ERNIC_VERBS_STEPS=fabric)
+        fabric_steps
         return ;;
     datagram)
         # the UD, UC and multicast steps alone (ERNIC_VERBS_STEPS=
@@ -209,11 +219,13 @@ step_list() {
     echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
     # UD, UC and multicast (ERNIC-X on ernic)
     datagram_steps
-    # UCX's UCT over RC verbs, whose receives go through an SRQ. Both
-    # sides name one device (ucx_perftest's server takes the client's
-    # -d): between two of a kind only (verbs_uct=1).
-    [ "$uct" = 1 ] &&
-        echo "uct rc_verbs am_lat|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x rc_verbs -d @D:1 -t am_lat -n 1000"
+    # UCX's UCP over UD alone, and over RC (whose receives go through
+    # an SRQ) with UD for its wireup; UCT over each
+    ucp_steps "ud_verbs tag_lat 8 1000" \
+        "rc_verbs,ud_verbs tag_bw 65536 200" \
+        "rc_verbs,ud_verbs ucp_am_bw 65536 200"
+    uct_steps
+    fabric_steps
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     # qperf's RC tests over rdma_cm (-cm1: its own exchange sends no GID,
     # which RoCE needs); its client creates send-only QPs and its server
@@ -232,29 +244,55 @@ step_list() {
     fi
 }
 
-# UCX (Debian's ucx-utils) over the device: ucx_perftest's UCP tests
-# with UD alone and with RC (whose receives go through an SRQ, and which
-# connects through UD), and UCT's single-transport tests. UCX asks for
-# TX_MIN_SGE + 1 = 6 send SGEs, ernic's WQEs have 4: 3 + 1 it is.
-UCX_ENV="env UCX_NET_DEVICES=@D:1 UCX_IB_GID_INDEX=@G UCX_IB_TX_MIN_SGE=3"
-ucx_steps() {
+# UCX (Debian's ucx-utils) over the device. UCX asks for TX_MIN_SGE + 1
+# = 6 send SGEs, ernic's WQEs have 4: 3 + 1 it is. (@R: what rxe needs,
+# expand().)
+UCX_ENV="env UCX_NET_DEVICES=@D:1 UCX_IB_GID_INDEX=@G UCX_IB_TX_MIN_SGE=3 @R"
+
+# ucp_steps "TLS TEST SIZE ITERS"...: ucx_perftest's UCP tests.
+ucp_steps() {
     local t
-    for t in "ud_verbs tag_lat 8 1000" "ud_verbs tag_bw 4096 200" \
-             "rc_verbs,ud_verbs tag_lat 8 1000" \
-             "rc_verbs,ud_verbs tag_bw 65536 200" \
-             "rc_verbs,ud_verbs ucp_am_bw 65536 200"; do
+    for t in "$@"; do
         set -- $t
         echo "ucx $1 $2|$UCX_ENV UCX_TLS=$1 ucx_perftest -p @P|$UCX_ENV UCX_TLS=$1 ucx_perftest @S -p @P -t $2 -s $3 -n $4"
     done
+}
+
+# uct_steps: UCT's am_lat over UD and over RC. Both sides name one
+# device (ucx_perftest's server takes the client's -d): between two of
+# a kind only (verbs_uct=1).
+uct_steps() {
+    local t
+    [ "$uct" = 1 ] || return 0
     for t in ud_verbs rc_verbs; do
         echo "uct $t am_lat|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x $t -d @D:1 -t am_lat -n 1000"
     done
 }
 
+# libfabric (Debian's libfabric-bin): fi_pingpong over the verbs
+# provider's three endpoint types, data checked (-c).
+fabric_steps() {
+    local e p z
+    for e in msg rdm dgram; do
+        p=verbs
+        z=4096
+        [ $e = rdm ] && p="verbs;ofi_rxm"
+        # a datagram is at most the path MTU
+        [ $e = dgram ] && z=1024
+        echo "fi_pingpong $e|env @R fi_pingpong -p $p -e $e -B @P -I 100 -S $z -c|env @R fi_pingpong -p $p -e $e -P @P -I 100 -S $z -c @S"
+    done
+}
+
 # expand ARGS PORT: the placeholders of a step's command line.
 expand() {
+    # On rxe (@R), whose UD receives report no packet type in wc.sl, UCX
+    # must not check a UD packet's destination GID; and libfabric's RxM
+    # sizes its CQ for 256 peers, more than rxe's max_cqe (32767), unless
+    # told of fewer (docs/driver.md, "UCX" and "libfabric").
+    local rxe=
+    [ "$rdev" = rxe ] && rxe="UCX_UD_VERBS_ETH_DGID_CHECK=n FI_UNIVERSE_SIZE=16"
     echo "$1" | sed -e "s/@D/$ibdev/g" -e "s/@G/$gid/g" -e "s/@P/$2/g" \
-        -e "s/@S/$peer/g" -e "s/@A/$myip/g"
+        -e "s/@S/$peer/g" -e "s/@A/$myip/g" -e "s/@R/$rxe/g"
 }
 
 servers() {
@@ -296,6 +334,7 @@ check() {
     case $1 in
     ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     ucx*|uct*) grep -q 'Final:' "$2" ;;
+    fi_pingpong*) grep -qE '^[0-9]+[kmg]? +100 += *100 ' "$2" ;;
     udaddy*) grep -q 'data transfers complete' "$2" ;;
     mckey*) grep -q 'mckey receiver: .* data transfers complete' "$2" ;;
     rping*) [ "$(pings "$2")" = "${1#rping }" ] ;;
@@ -311,6 +350,8 @@ result() {
     case $1 in
     ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     ucx*|uct*) grep 'Final:' "$2" | tr -s ' ' | tail -n 1 ;;
+    fi_pingpong*) grep -E '^[0-9]+[kmg]? +100 ' "$2" |
+                  awk '{ printf("%s B %s MB/s %s us/xfer", $1, $6, $7) }' ;;
     udaddy*) echo "10 datagrams each way, data transfers complete" ;;
     mckey*) grep 'mckey receiver' "$2" ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
@@ -425,6 +466,17 @@ verbs_client() {
     else
         fail "client: ucx_info -d"
     fi
+    # What libfabric finds: the verbs provider's endpoint types, RDM
+    # through ofi_rxm.
+    if ! command -v fi_info >/dev/null; then
+        :
+    elif fi_info -p verbs >/tmp/fi.out 2>&1 &&
+         fi_info -p "verbs;ofi_rxm" >>/tmp/fi.out 2>&1; then
+        say "ok client: fi_info -p verbs: $(grep -o 'FI_EP_[A-Z]*' /tmp/fi.out | sort -u | tr '\n' ' ')"
+    else
+        fail "client: fi_info -p verbs"
+        tail -n 20 /tmp/fi.out | sed 's/^/guest: client: /'
+    fi
     clients
     [ "$rdev" = ernic ] && [ "$steps" = short ] && security
 }
@@ -530,6 +582,11 @@ rdma_up
 mckey_scripts
 ibdev=$(ls /sys/class/infiniband | head -n 1)
 gid=$(gid_index)
+# libfabric links libpsm_infinipath.so.1, which Debian's alternatives
+# (not unpacked here) point to libpsm1/.
+for f in /usr/lib/libpsm1/libpsm_infinipath.so.1.*; do
+    [ -e "$f" ] && ln -sf "$f" /usr/lib/x86_64-linux-gnu/libpsm_infinipath.so.1
+done
 say "$role: $ibdev GID index ${gid:-none} ($steps steps)"
 if [ "$steps" = fault ]; then
     faults

@@ -15,7 +15,7 @@
 # ERNIC_VERBS_STEPS=one:TOOL:SIZE:ITERS: that perftest step alone (e.g.
 # one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
 # ERNIC_VERBS_STEPS=ucx: UCX's ucx_perftest steps alone (UCP over UD and
-# RC+UD, UCT over each); not in the test command (docs/driver.md, "UCX").
+# RC+UD, UCT over each), every test of them; =fabric: libfabric's.
 # ERNIC_VERBS_STEPS=datagram: the UD, UC and multicast steps alone.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
@@ -70,7 +70,8 @@ $cdev (${ERNIC_VERBS_STEPS:-short} steps)"
     mods=(kdep:rdma_ucm "tree:$rdma_root" deb:perftest deb:qperf deb:libpci3
           deb:libudev1 deb:zlib1g deb:libnl-3-200 deb:libnl-route-3-200
           deb:libgcc-s1 deb:libucx0 deb:ucx-utils deb:libnuma1 deb:libgomp1
-          deb:libstdc++6) ;;
+          deb:libstdc++6 deb:libfabric1 deb:libfabric-bin deb:libatomic1
+          deb:libpsm-infinipath1 deb:libpsm2-2 deb:libuuid1) ;;
 *)
     die "ULP: nvmeof, nfs, srp or verbs" ;;
 esac
@@ -163,7 +164,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..24"
+    echo "1..32"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -186,10 +187,25 @@ verbs_taps() {
         'ok client: mckey 10: mckey receiver: .* data transfers complete'
     tap "ucx_info -d: UCX finds rc_verbs and ud_verbs on $cdev" \
         'ok client: ucx_info -d on .*rc_verbs.*ud_verbs'
-    tap_or_skip "$uct" \
-        "UCX: ucx_perftest UCT am_lat over rc_verbs (receives through an SRQ)" \
-        'ok client: uct rc_verbs am_lat' \
-        "UCT's ucx_perftest needs one kind of device on both sides"
+    tap "UCX: ucx_perftest UCP tag_lat over ud_verbs" \
+        'ok client: ucx ud_verbs tag_lat'
+    tap "UCX: ucx_perftest UCP tag_bw, 64 KiB, over rc_verbs,ud_verbs (RC receives through an SRQ)" \
+        'ok client: ucx rc_verbs,ud_verbs tag_bw'
+    tap "UCX: ucx_perftest UCP ucp_am_bw, 64 KiB, over rc_verbs,ud_verbs" \
+        'ok client: ucx rc_verbs,ud_verbs ucp_am_bw'
+    for t in ud_verbs rc_verbs; do
+        tap_or_skip "$uct" "UCX: ucx_perftest UCT am_lat over $t" \
+            "ok client: uct $t am_lat" \
+            "UCT's ucx_perftest needs one kind of device on both sides"
+    done
+    tap "fi_info -p verbs: libfabric finds MSG, DGRAM and RDM endpoints on $cdev" \
+        'ok client: fi_info -p verbs: FI_EP_DGRAM FI_EP_MSG FI_EP_RDM'
+    tap "libfabric: fi_pingpong -e msg (verbs), 4 KiB, data checked" \
+        'ok client: fi_pingpong msg'
+    tap "libfabric: fi_pingpong -e rdm (verbs;ofi_rxm), 4 KiB, data checked" \
+        'ok client: fi_pingpong rdm'
+    tap "libfabric: fi_pingpong -e dgram (verbs), 1 KiB, data checked" \
+        'ok client: fi_pingpong dgram'
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
     tap_or_skip "$qperf" \
         "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs)" \
