@@ -97,6 +97,9 @@ PKGS=(
     # rdma-core with the ernic provider, for the guests' user space
     # (scripts/build-rdma-core.sh)
     cmake libnl-3-dev libnl-route-3-dev libudev-dev cython3 python3-dev
+    # guest-mpi's segment: a bridge and taps in a network namespace
+    # (scripts/guest-mpi-test.sh)
+    iproute2 util-linux
     # The shape of the device's code (scripts/check-device.py)
     universal-ctags
 )
