@@ -60,6 +60,8 @@ struct ernic_eth_ring {
 #define ERNIC_MAX_RECV_SGE	4
 /* ERNIC-X SRQs: a ring of twice the WRs, at most 65535 slots. */
 #define ERNIC_MAX_SRQ_WR	16383
+/* An SRQ ring's most slots: a power of two in SRQDEPTHn's 16 bits. */
+#define ERNIC_SRQ_MAX_DEPTH	32768
 /* SGEs of an RDMA READ or WRITE WR: one WQE each (docs/driver.md). */
 #define ERNIC_MAX_RW_SGE	4
 #define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */

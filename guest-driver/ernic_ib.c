@@ -53,6 +53,8 @@ static int ernic_query_device(struct ib_device *ibdev,
 		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;
 	}
 	if (dev->ext & ERNIC_EXT_F_SRQ) {
+		/* max_wr grows within the ring (ernic_modify_srq()) */
+		a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
 		a->max_srq = ERNIC_SRQ_NUM;
 		a->max_srq_wr = ERNIC_MAX_SRQ_WR;
 		a->max_srq_sge = ERNIC_MAX_RECV_SGE;

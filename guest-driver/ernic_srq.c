@@ -105,7 +105,9 @@ static void ernic_srq_program(struct ernic_srq *srq, u32 pdn)
 /*
  * The ring has twice the slots of the WRs that may be outstanding, so
  * that a slot whose completion another QP has not yet reported is
- * rarely the next one to post (ernic_post_srq_recv()).
+ * rarely the next one to post (ernic_post_srq_recv()), and twice that
+ * again, up to the device's 32768, so that max_wr may grow to twice its
+ * first value without moving the ring (ernic_modify_srq()).
  */
 int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		     struct ib_udata *udata)
@@ -119,7 +121,8 @@ int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->dev = dev;
 	spin_lock_init(&srq->lock);
 	srq->max_wr = init->attr.max_wr;
-	srq->depth = roundup_pow_of_two(2 * srq->max_wr + 1);
+	srq->depth = min_t(u32, roundup_pow_of_two(4 * srq->max_wr + 1),
+			   ERNIC_SRQ_MAX_DEPTH);
 	srq->user = !!udata;
 	srq->n = ernic_srq_get(dev, srq);
 	if (srq->n == ERNIC_SRQ_NUM)
@@ -151,24 +154,40 @@ int ernic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
-/* Only the limit can change: the ring is not resized (no SRQ_RESIZE). */
+/*
+ * The limit, and max_wr (IB_DEVICE_SRQ_RESIZE) within the ring: up to
+ * half its slots, twice the first max_wr unless the ring was capped,
+ * and not below the WRs outstanding. The ring stays where it is, so no
+ * WQE moves under the device or a process. More is refused (EINVAL).
+ */
 int ernic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct ernic_srq *srq = to_esrq(ibsrq);
 	unsigned long flags;
+	u32 max_wr;
+	int ret = 0;
 
-	if (mask & IB_SRQ_MAX_WR)
-		return -EINVAL;
-	if (!(mask & IB_SRQ_LIMIT))
-		return 0;
-	if (attr->srq_limit > srq->max_wr)
-		return -EINVAL;
 	spin_lock_irqsave(&srq->lock, flags);
-	srq->armed = attr->srq_limit != 0;
-	ernic_wr(srq->dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), attr->srq_limit);
+	max_wr = mask & IB_SRQ_MAX_WR ? attr->max_wr : srq->max_wr;
+	if (!max_wr || max_wr > (srq->depth - 1) / 2 ||
+	    max_wr < srq->outstanding ||
+	    (mask & IB_SRQ_LIMIT && attr->srq_limit > max_wr)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	srq->max_wr = max_wr;
+	if (mask & IB_SRQ_LIMIT) {
+		srq->armed = attr->srq_limit != 0;
+		ernic_wr(srq->dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT),
+			 attr->srq_limit);
+	}
+out:
 	spin_unlock_irqrestore(&srq->lock, flags);
-	return 0;
+	if (ret)
+		ibdev_dbg(ibsrq->device, "SRQ%u: max_wr %u refused (ring of %u)\n",
+			  srq->n, max_wr, srq->depth);
+	return ret;
 }
 
 int ernic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)

@@ -113,12 +113,27 @@ int ernic_destroy_srq(struct ibv_srq *ibsrq)
 	return ret;
 }
 
+/*
+ * The kernel grows max_wr within the ring (IBV_DEVICE_SRQ_RESIZE), but
+ * the WRs outstanding are counted here: fewer than them is refused.
+ */
 int ernic_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int mask)
 {
+	struct ernic_srq *srq = to_esrq(ibsrq);
 	struct ibv_modify_srq cmd;
+	int ret;
 
-	return ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+	pthread_spin_lock(&srq->lock);
+	if ((mask & IBV_SRQ_MAX_WR) && attr->max_wr < srq->outstanding) {
+		pthread_spin_unlock(&srq->lock);
+		return EINVAL;
+	}
+	ret = ibv_cmd_modify_srq(ibsrq, attr, mask, &cmd, sizeof(cmd));
+	if (!ret && (mask & IBV_SRQ_MAX_WR))
+		srq->max_wr = attr->max_wr;
+	pthread_spin_unlock(&srq->lock);
+	return ret;
 }
 
 int ernic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
