@@ -177,6 +177,10 @@ step_list() {
             "rc_verbs,ud_verbs ucp_am_bw 65536 200"
         uct_steps
         return ;;
+    qperf)
+        # qperf's RC tests alone (ERNIC_VERBS_STEPS=qperf)
+        echo "qperf rc|qperf -lp @P|qperf -cm1 -lp @P -t 1 @S $QPERF_RC quit"
+        return ;;
     fabric)
         # libfabric's steps alone (ERNIC_VERBS_STEPS=fabric)
         fabric_steps
