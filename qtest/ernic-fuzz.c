@@ -421,6 +421,26 @@ static void act_ext_qp(Fuzz *z, int dev)
 }
 
 /*
+ * An AH over IPv6 (docs/extension.md, "UD QPs": the packet's IP version
+ * is its AH's, whatever the QP's): device @dev's AH @idx to its peer's
+ * IPv6 address, fe80::e3:<peer>, which the peer then has as IPv6XADD.
+ */
+static void ext_ah_ipv6(Fuzz *z, int dev, uint32_t idx)
+{
+    uint8_t ip[16] = { 0xfe, 0x80, [14] = 0xe3, 1 - dev };
+
+    log_action(z, "ah dev%d [%u] ipv6", dev, idx);
+    for (int k = 0; k < 4; k++) {
+        ernic_rig_wr(z->r, 1 - dev, ERNIC_IPv6XADD4 - 4 * k,
+                     ldl_be_p(ip + 4 * k));
+        ernic_rig_wr(z->r, dev, ERNIC_AHIP4 - 4 * k, ldl_be_p(ip + 4 * k));
+    }
+    ernic_rig_wr(z->r, dev, ERNIC_AHCONF,
+                 ERNIC_AHCONF_VALID | ERNIC_AHCONF_IPV6 | TTL);
+    ernic_rig_wr(z->r, dev, ERNIC_AHCMD, ERNIC_AHCMD_WRITE);
+}
+
+/*
  * An ERNIC-X address handle (docs/extension.md, "UD QPs"): the entry
  * the WQEs' RTAG names mostly, to the peer or anywhere, of any PD.
  */
@@ -448,6 +468,9 @@ static void act_ext_ah(Fuzz *z, int dev)
                  ERNIC_AHCONF_VALID | TTL : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_AHCMD, chance(z, 90) ? ERNIC_AHCMD_WRITE :
                  below(z, 4));
+    if (chance(z, 20)) {
+        ext_ah_ipv6(z, dev, idx);
+    }
 }
 
 /*
