@@ -15,7 +15,8 @@
 # ERNIC_VERBS_STEPS=one:TOOL:SIZE:ITERS: that perftest step alone (e.g.
 # one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
 # ERNIC_VERBS_STEPS=ucx: UCX's ucx_perftest steps alone (UCP over UD and
-# RC+UD, UCT over each), every test of them; =fabric: libfabric's.
+# RC+UD, UCT over each), every test of them; =fabric: libfabric's;
+# =qperf: qperf's RC tests alone.
 # ERNIC_VERBS_STEPS=datagram: the UD, UC and multicast steps alone.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
