@@ -118,4 +118,8 @@ host() {
     unload ib_srp sd_mod
 }
 
+# Linux 6.1's ib_srpt with an SRQ puts, when it releases a channel, a
+# receive buffer cache it never took (WARN_ON in srpt_cache_put), on
+# rxe as on ernic: a bug of Linux's, not the device's (docs/driver.md).
+[ "$srq" = 1 ] && known_warning="ib_srpt.c:158 srpt_cache_put"
 run_roles target host
