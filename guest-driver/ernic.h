@@ -58,7 +58,7 @@ struct ernic_eth_ring {
 #define ERNIC_MAX_CQE		((1 << 22) - 1)
 #define ERNIC_MAX_DEPTH		0x8000	/* QDEPTHi: 16 bits, a power of two */
 #define ERNIC_MAX_RECV_SGE	4
-/* ERNIC-X SRQs: a ring of twice the WRs, at most 65535 slots. */
+/* ERNIC-X SRQs: a ring of four times the WRs, at most 32768 slots. */
 #define ERNIC_MAX_SRQ_WR	16383
 /* An SRQ ring's most slots: a power of two in SRQDEPTHn's 16 bits. */
 #define ERNIC_SRQ_MAX_DEPTH	32768
@@ -495,6 +495,8 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int ernic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+/* Until QP @qpn's device has sent what it was given (CQHEADi = SQPIi). */
+void ernic_qp_wait_sent(struct ernic_dev *dev, u32 qpn, unsigned long end);
 void ernic_fatalq_process(struct ernic_dev *dev);
 
 /* ernic_wr.c: posting, and the copies of a software receive path */

@@ -334,11 +334,8 @@ static void ernic_ah_drain(struct ernic_dev *dev, struct ib_pd *pd)
 			__set_bit(q, busy);
 	}
 	spin_unlock_irqrestore(&dev->fatal_lock, flags);
-	for_each_set_bit(q, busy, ERNIC_NUM_QP_MAX + 1) {
-		while (ernic_qrd(dev, q, ERNIC_CQHEAD) !=
-		       ernic_qrd(dev, q, ERNIC_SQPI) && time_before(jiffies, end))
-			usleep_range(50, 100);
-	}
+	for_each_set_bit(q, busy, ERNIC_NUM_QP_MAX + 1)
+		ernic_qp_wait_sent(dev, q, end);
 }
 
 /* Its table entry invalid: a UD WQE still naming it is refused. */

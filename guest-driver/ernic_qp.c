@@ -694,6 +694,13 @@ err:
 	return ret;
 }
 
+void ernic_qp_wait_sent(struct ernic_dev *dev, u32 qpn, unsigned long end)
+{
+	while (ernic_qrd(dev, qpn, ERNIC_CQHEAD) !=
+	       ernic_qrd(dev, qpn, ERNIC_SQPI) && time_before(jiffies, end))
+		usleep_range(50, 100);
+}
+
 /*
  * A UD or UC QP's WQEs complete once they are sent, which hardware does
  * as soon as the doorbell rings; under emulation the destroy may come
@@ -703,15 +710,10 @@ err:
  */
 static void ernic_qp_drain_unreliable(struct ernic_qp *qp)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(100);
-	struct ernic_dev *dev = qp->dev;
-	u32 q = qp->qpn;
-
 	if ((!qp->ud && !qp->uc) || qp->state != IB_QPS_RTS)
 		return;
-	while (ernic_qrd(dev, q, ERNIC_CQHEAD) != ernic_qrd(dev, q, ERNIC_SQPI) &&
-	       time_before(jiffies, end))
-		usleep_range(50, 100);
+	ernic_qp_wait_sent(qp->dev, qp->qpn,
+			   jiffies + msecs_to_jiffies(100));
 }
 
 int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
