@@ -792,7 +792,8 @@ static void test_rxmeta_off(void)
 #define EXTQPCONF_ALL   (ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_XWQE | \
                          ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE | \
                          ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_SRQN_MASK | \
-                         ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC)
+                         ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC | \
+                         ERNIC_EXTQPCONF_ATOMIC)
 
 /*
  * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,

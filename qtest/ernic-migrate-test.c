@@ -543,6 +543,64 @@ static void test_uc_send(void)
     ernic_rig_stop(r);
 }
 
+/* Drop every ATOMIC ACKNOWLEDGE device 1 sends; count them. */
+static ErnicRigVerdict drop_atomic_acks(void *opaque, int from,
+                                        const uint8_t *f, size_t len)
+{
+    unsigned *n = opaque;
+
+    if (from == 1 && f[F_BTH] == 0x12) {
+        (*n)++;
+        return ERNIC_RIG_DROP;
+    }
+    return ERNIC_RIG_FWD;
+}
+
+/*
+ * Eight FETCH_ADDs executed by device 1, whose answers were all lost,
+ * when the machine moves: the requester sends them again after the move,
+ * and each is answered with the value saved when it was executed (the
+ * "ernic/read-hist/atomic" subsection), not executed twice. Without the
+ * saved values the duplicates would be dropped and the QP would end in
+ * its retry count.
+ */
+static void test_atomic(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    unsigned dropped = 0;
+    ErnicRigWire w = { .filter = drop_atomic_acks, .opaque = &dropped };
+    uint64_t want = 1000;
+    uint8_t sdata[16] = { 0 };
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_ATOMIC);
+        ernic_rig_wr(r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                     ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_ATOMIC);
+    }
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    qtest_writeq(r->d[1].e.qts, DEV_BASE(1) + MR_OFF, want);
+    for (int k = 0; k < 8; k++) {
+        stq_le_p(sdata, k + 1);
+        ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, k,
+                       ERNIC_OP_ATOMIC_FETCH_ADD, DEV_BASE(0) + SRC_OFF + k * 8,
+                       8, MR_VA, RKEY, 0, sdata);
+    }
+    ERNIC_RIG_PUMP(r, &w, dropped == 8);
+    g_assert_cmphex(qtest_readq(r->qts, DEV_BASE(1) + MR_OFF), ==, 1036);
+
+    rig_migrate(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(qtest_readq(r->qts, DEV_BASE(1) + MR_OFF), ==, 1036);
+    for (int k = 0; k < 8; k++) {
+        g_assert_cmphex(qtest_readq(r->qts, DEV_BASE(0) + SRC_OFF + k * 8),
+                        ==, want);
+        g_assert_cmphex(ernic_rig_cqe(r, 0, k), ==,
+                        CQE(ERNIC_OP_ATOMIC_FETCH_ADD, k));
+        want += k + 1;
+    }
+    ernic_rig_stop(r);
+}
+
 /*
  * The responder's 16 READ resources are duplicates queued again (the
  * "ernic/read-res/replay" subsection) when the machine moves; a new READ
@@ -845,6 +903,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/srq-send", test_srq_send);
     qtest_add_func("/ernic/migrate/uc-send", test_uc_send);
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
+    qtest_add_func("/ernic/migrate/atomic", test_atomic);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
     qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);

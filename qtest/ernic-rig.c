@@ -10,6 +10,7 @@
 
 #include "qemu/osdep.h"
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
 
 /* The process that holds guest address @addr (DEV_BASE(i) is device i's). */
 #define QTS(r, addr)    ((r)->d[(addr) >= DEV_BASE(1)].e.qts)
@@ -391,7 +392,11 @@ void ernic_rig_post(ErnicRig *r, int i, uint32_t qpn, uint64_t sq,
 
     qernic_wqe(wqe, opcode, wrid, laddr, len, raddr, rkey, imm);
     if (sdata) {
-        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, MIN(len, 16));
+        /* SEND data, or an ERNIC-X atomic's two operands. */
+        bool atomic = opcode == ERNIC_OP_ATOMIC_CMP_SWP ||
+                      opcode == ERNIC_OP_ATOMIC_FETCH_ADD;
+
+        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, atomic ? 16 : MIN(len, 16));
     }
     qtest_memwrite(QTS(r, sq), sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
                    sizeof(wqe));

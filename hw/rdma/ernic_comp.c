@@ -118,7 +118,7 @@ static uint32_t ernic_comp_owed(ErnicQP *qp, uint32_t psn)
         if (ernic_psn_diff(e->psn, psn) >= 0) {
             break;
         }
-        if (e->opcode == ERNIC_OP_READ && !e->done &&
+        if (ernic_op_reads(e->opcode) && !e->done &&
             ernic_psn_diff(owed, psn) < 0) {
             return owed & ERNIC_PSN_MASK;
         }
@@ -423,7 +423,7 @@ static int ernic_comp_ack_upto(ErnicCore *c, uint32_t qpn, uint32_t psn)
         if (ernic_psn_diff(ernic_comp_last_psn(e), psn) > 0) {
             break;
         }
-        if (e->opcode == ERNIC_OP_READ) {
+        if (ernic_op_reads(e->opcode)) {
             implied = i;
             implied_psn = e->psn;
             break;
@@ -603,6 +603,11 @@ static ErnicCompState ernic_comp_check_opcode(ErnicCompPkt *r)
         ernic_err_rx(r->c, pkt->frame, pkt->len, ERNIC_SYND_AETH, r->qpn);
         return ERNIC_COMP_DONE;
     case IB_OPC_ATOMIC_ACK:
+        if (ernic_atomic_qp(r->c, r->qpn)) {
+            /* The one response of an ERNIC-X atomic, as a READ's. */
+            ernic_gcsr_count16(r->c, ERNIC_INAMPKTCNT, false);
+            return ERNIC_COMP_READ_PSN;
+        }
         /*
          * ERNIC sends no atomics (PG332 p.4): an ATOMIC ACKNOWLEDGE is
          * never the right answer (Table 2-4, 0x0C).
@@ -693,6 +698,13 @@ static ErnicCompState ernic_comp_do_nak_fatal(ErnicCompPkt *r)
     return ERNIC_COMP_DONE;
 }
 
+/* An ATOMIC ACKNOWLEDGE answers an atomic, a READ response a READ. */
+static bool ernic_comp_answers(const ErnicOsq *e, const ErnicPkt *pkt)
+{
+    return (pkt->opcode == IB_OPC_ATOMIC_ACK) ?
+           ernic_op_is_atomic(e->opcode) : e->opcode == ERNIC_OP_READ;
+}
+
 /*
  * Which READ a response answers, and which of its packets it is (IBTA
  * 9.7.5.1.2): a response implicitly acknowledges every older request;
@@ -723,7 +735,7 @@ static ErnicCompState ernic_comp_read_psn(ErnicCompPkt *r)
         ernic_gcsr_count16(r->c, ERNIC_ININVDUPCNT, true);
         return ERNIC_COMP_DONE;
     }
-    if (r->i < 0 || ernic_comp_osq(qp, r->i)->opcode != ERNIC_OP_READ) {
+    if (r->i < 0 || !ernic_comp_answers(ernic_comp_osq(qp, r->i), pkt)) {
         ernic_comp_bad_response(r->c, r->qpn, pkt, ERNIC_SYND_BAD_RESPONSE,
                                 ERNIC_FATAL_BAD_RESPONSE);
         return ERNIC_COMP_DONE;
@@ -754,6 +766,9 @@ static ErnicCompState ernic_comp_read_opcode(ErnicCompPkt *r)
     bool last = r->idx + 1 == e->npkts, fresh = r->idx == e->read_base;
     bool ok;
 
+    if (ernic_op_is_atomic(e->opcode)) {
+        return ERNIC_COMP_READ_DATA;    /* ernic_comp_answers() checked it */
+    }
     if (fresh && last) {
         ok = op == IB_OPC_READ_RESP_ONLY ||
              (r->idx && op == IB_OPC_READ_RESP_LAST);
@@ -795,15 +810,21 @@ static ErnicCompState ernic_comp_read_length(ErnicCompPkt *r)
     return ERNIC_COMP_DONE;
 }
 
-/* idx < npkts and the length checked: within the WQE's buffer. */
+/*
+ * idx < npkts and the length checked: within the WQE's buffer. An
+ * atomic's buffer takes the original value (ernic_atomic.c).
+ */
 static ErnicCompState ernic_comp_read_data(ErnicCompPkt *r)
 {
     ErnicOsq *e = r->e;
     const ErnicPkt *pkt = r->pkt;
+    bool ok = ernic_op_is_atomic(e->opcode) ?
+              ernic_atomic_take_ack(r->c, e, pkt) :
+              ernic_mr_msg_dma(r->c, e->sge, e->nsge, e->laddr, e->len,
+                               (uint64_t)r->idx * e->pmtu, NULL, pkt->payload,
+                               pkt->paylen);
 
-    if (!ernic_mr_msg_dma(r->c, e->sge, e->nsge, e->laddr, e->len,
-                          (uint64_t)r->idx * e->pmtu, NULL, pkt->payload,
-                          pkt->paylen)) {
+    if (!ok) {
         ernic_comp_dma_fault(r->c, r->qpn, "READ response data");
         return ERNIC_COMP_DONE;
     }

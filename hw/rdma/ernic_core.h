@@ -182,6 +182,8 @@ typedef struct ErnicReadRes {
     uint32_t pmtu;              /* QPCONFi PMTU when accepted */
     uint32_t msn;
     bool replay;                /* queued again for a duplicate */
+    bool atomic;                /* an atomic: one ATOMIC ACKNOWLEDGE ... */
+    uint64_t orig;              /* ... with the value it found */
 } ErnicReadRes;
 
 /*
@@ -191,6 +193,8 @@ typedef struct ErnicReadRes {
 typedef struct ErnicReadHist {
     uint32_t psn;
     uint32_t npkts;             /* 0: unused */
+    bool atomic;                /* an atomic executed (IBTA 9.4.5) ... */
+    uint64_t orig;              /* ... and the value it found */
 } ErnicReadHist;
 
 /* The message the responder is in the middle of (PG332 "opcode seq"). */
@@ -520,6 +524,22 @@ static inline bool ernic_op_is_send(uint8_t opcode)
            opcode == ERNIC_OP_SEND_INV;
 }
 
+/* The atomic WQE opcodes of ERNIC-X (docs/extension.md, "Atomics"). */
+static inline bool ernic_op_is_atomic(uint8_t opcode)
+{
+    return opcode == ERNIC_OP_ATOMIC_CMP_SWP ||
+           opcode == ERNIC_OP_ATOMIC_FETCH_ADD;
+}
+
+/*
+ * A WQE whose result comes back in responses (READ, and ERNIC-X's
+ * atomics): one request packet, done only once its responses arrived.
+ */
+static inline bool ernic_op_reads(uint8_t opcode)
+{
+    return opcode == ERNIC_OP_READ || ernic_op_is_atomic(opcode);
+}
+
 /* PSN arithmetic modulo 2^24: negative when a is before b. */
 static inline int32_t ernic_psn_diff(uint32_t a, uint32_t b)
 {
@@ -618,6 +638,20 @@ bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
 void ernic_mcast_written(ErnicCore *c, hwaddr addr);
 uint32_t ernic_mcast_receive(ErnicCore *c, const ErnicPkt *pkt);
 
+/* ernic_atomic.c: ERNIC-X atomics, requester and responder */
+bool ernic_atomic_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_atomic_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                         ErnicPkt *at);
+bool ernic_atomic_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
+uint8_t ernic_atomic_bth_opcode(const ErnicOsq *e);
+uint8_t *ernic_atomic_put_eth(uint8_t *p, const ErnicOsq *e);
+bool ernic_atomic_take_ack(ErnicCore *c, const ErnicOsq *e,
+                           const ErnicPkt *pkt);
+/* Execute @pkt: 0 and *@orig, or the FATAL code and its NAK in *@nak. */
+uint16_t ernic_atomic_execute(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                              uint64_t *orig, uint8_t *nak);
+void ernic_atomic_send_ack(ErnicCore *c, uint32_t qpn, const ErnicReadRes *r);
+
 /* ernic_uc.c: ERNIC-X UC QPs */
 bool ernic_uc_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_uc_opcode_ok(uint8_t opcode);
@@ -646,6 +680,8 @@ bool ernic_srq_wqe_ok(ErnicCore *c, uint32_t qpn, const uint8_t *w);
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
                              ErnicMrAccess *a);
+uint16_t ernic_mr_check_atomic(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                               uint64_t va, ErnicMrAccess *a);
 uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
                              uint64_t va, uint64_t len, uint32_t need,
                              ErnicMrAccess *a);

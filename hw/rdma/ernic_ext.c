@@ -163,13 +163,22 @@ static void ernic_ext_qp_written(ErnicCore *c, hwaddr addr, uint32_t old)
 {
     uint32_t qpn = (addr - ERNIC_EXT_QP_BASE) / ERNIC_EXT_QP_STRIDE + 1;
     uint32_t w = ERNIC_W((addr - ERNIC_EXT_QP_BASE) % ERNIC_EXT_QP_STRIDE);
+    uint32_t *reg = &c->qp[qpn].ext_regs[w];
+    uint32_t live = 0;
 
-    if (w != ERNIC_W(ERNIC_QKEY) &&
-        (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN)) {
+    if (w == ERNIC_W(ERNIC_QKEY) ||
+        !(ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN)) {
+        return;
+    }
+    if (w == ERNIC_W(ERNIC_EXTQPCONF)) {
+        /* Remote atomic access: IBTA lets modify_qp change it in RTS. */
+        live = ERNIC_EXTQPCONF_ATOMIC;
+    }
+    if ((*reg ^ old) & ~live) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u extension register "
                       "write ignored: the QP is enabled\n", qpn);
-        c->qp[qpn].ext_regs[w] = old;
     }
+    *reg = (old & ~live) | (*reg & live);
 }
 
 /*

@@ -119,6 +119,28 @@ uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
 }
 
 /*
+ * The 8 bytes of an atomic (ERNIC-X ATOMIC, docs/extension.md): an
+ * extended region needs MRACC's remote atomic bit; PG332's table has no
+ * such bit, so one of its regions needs read and write access.
+ */
+uint16_t ernic_mr_check_atomic(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                               uint64_t va, ErnicMrAccess *a)
+{
+    uint16_t code;
+
+    if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+        return ernic_mr_check_ext(c, qpn, rkey, va, ERNIC_ATOMIC_LEN,
+                                  ERNIC_MRACC_REMOTE_ATOMIC, a);
+    }
+    code = ernic_mr_check_pdt(c, qpn, rkey, va, ERNIC_ATOMIC_LEN, true, a);
+    if (!code) {
+        code = ernic_mr_check_pdt(c, qpn, rkey, va, ERNIC_ATOMIC_LEN, false,
+                                  a);
+    }
+    return code;
+}
+
+/*
  * An L_Key of an ERNIC-X WQE for @len bytes at @va (docs/extension.md,
  * "Receive WQEs", "Keyed SGEs"): 0 names bus addresses (the reserved
  * L_Key); any other key needs an entry of the extended table with the

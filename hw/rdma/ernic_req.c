@@ -28,7 +28,8 @@
 #include "ernic_core.h"
 #include "trace.h"
 
-static bool ernic_req_opcode_valid(uint8_t opcode)
+/* Table 2-1's opcodes, and ERNIC-X's atomics once turned on. */
+static bool ernic_req_opcode_valid(ErnicCore *c, uint8_t opcode)
 {
     switch (opcode) {
     case ERNIC_OP_WRITE:
@@ -38,6 +39,9 @@ static bool ernic_req_opcode_valid(uint8_t opcode)
     case ERNIC_OP_READ:
     case ERNIC_OP_SEND_INV:
         return true;
+    case ERNIC_OP_ATOMIC_CMP_SWP:
+    case ERNIC_OP_ATOMIC_FETCH_ADD:
+        return ernic_ext_on(c, ERNIC_EXT_F_ATOMIC);
     default:
         return false;
     }
@@ -65,7 +69,7 @@ static bool ernic_req_take_sges(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     }
     if (!bad) {
         total = ernic_mr_sge_take(c, qpn, &wqe[ERNIC_XWQE_SGE], n,
-                                  e->opcode == ERNIC_OP_READ ?
+                                  ernic_op_reads(e->opcode) ?
                                   ERNIC_MRACC_LOCAL_WRITE : 0, e->sge, &bad);
         e->nsge = n;
         e->len = MIN(total, UINT32_MAX);
@@ -197,7 +201,7 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
     if (qpn != ERNIC_QP_GSI && ernic_ext_local_op(c, e->opcode)) {
         return ernic_req_exec_local(c, qpn, e);
     }
-    if (!ernic_req_opcode_valid(e->opcode)) {
+    if (!ernic_req_opcode_valid(c, e->opcode)) {
         /*
          * A reserved opcode raises INTSTS[5] (PG332 p.38). The WQE is
          * completed, in order, with ERRFLAG set so that CQHEADi still
@@ -210,13 +214,16 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
         return true;
     }
     if (ernic_uc_qp(c, qpn) && !ernic_uc_opcode_ok(e->opcode)) {
-        /* A READ or SEND with Invalidate has no UC form (IBTA 9.7). */
+        /* A READ, SEND with Invalidate or atomic has no UC form (9.7). */
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "UC WQE %u has opcode 0x%x: FATAL", e->slot,
                           e->opcode);
         return false;
     }
     if (xwqe && !ernic_req_take_sges(c, qpn, e, wqe)) {
+        return false;
+    }
+    if (ernic_op_is_atomic(e->opcode) && !ernic_atomic_wqe_ok(c, qpn, e)) {
         return false;
     }
     if (e->len > ERNIC_MAX_MSG_SIZE) {
@@ -237,6 +244,9 @@ static uint8_t ernic_req_bth_opcode(const ErnicOsq *e, uint32_t i)
     switch (e->opcode) {
     case ERNIC_OP_READ:
         return IB_OPC_READ_REQUEST;
+    case ERNIC_OP_ATOMIC_CMP_SWP:
+    case ERNIC_OP_ATOMIC_FETCH_ADD:
+        return ernic_atomic_bth_opcode(e);
     case ERNIC_OP_WRITE:
     case ERNIC_OP_WRITE_IMM:
         if (first && last) {
@@ -279,16 +289,22 @@ static void ernic_req_note_out(ErnicCore *c, uint8_t opcode, uint32_t qpn,
 static bool ernic_req_ackreq(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                              uint8_t opcode, uint32_t i)
 {
-    return opcode == IB_OPC_READ_REQUEST || i + 1 == e->npkts ||
+    return ernic_op_reads(e->opcode) || i + 1 == e->npkts ||
            (i + 1) % (ernic_txw_size(c, qpn) / 4) == 0 ||
            ernic_psn_diff(e->psn + i,
                           ernic_qp_reg(c, qpn, ERNIC_STATRESPSN)) < 0;
 }
 
-/* RETH and ImmDt or IETH of packet @opcode at offset @off, from @p. */
+/*
+ * RETH and ImmDt or IETH, or AtomicETH, of packet @opcode at offset @off,
+ * from @p.
+ */
 static uint8_t *ernic_req_put_ext(uint8_t *p, const ErnicOsq *e,
                                   uint32_t flags, uint32_t off)
 {
+    if (flags & ERNIC_OPF_ATOMICETH) {
+        return ernic_atomic_put_eth(p, e);
+    }
     if (flags & ERNIC_OPF_RETH) {
         ernic_wire_put_reth(p, e->raddr + off, e->rkey, e->len - off);
         p += ERNIC_RETH_LEN;
@@ -335,20 +351,22 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
                                   uint32_t i, uint8_t *f)
 {
     uint8_t opcode = ernic_req_bth_opcode(e, i);
-    uint32_t flags = ernic_wire_opcode_flags(opcode);
+    uint32_t flags = ernic_op_is_atomic(e->opcode) ? ERNIC_OPF_ATOMICETH :
+                     ernic_wire_opcode_flags(opcode);
     uint32_t off = i * e->pmtu, paylen = 0;
     bool uc = ernic_uc_qp(c, qpn);
     ErnicPath path;
     size_t end;
     uint8_t *p;
 
-    if (opcode != IB_OPC_READ_REQUEST) {
+    if (!ernic_op_reads(e->opcode)) {
         paylen = MIN(e->pmtu, e->len - off);
     } else {
         /*
          * A READ sent again asks only for the responses still missing
          * (IBTA 9.7.5.1.4, as rxe does): whole-READ retries could never
-         * complete a large READ on a lossy link. docs/engine.md.
+         * complete a large READ on a lossy link. docs/engine.md. An
+         * atomic has one response: it is sent again whole.
          */
         i = e->read_base = e->read_pkts;
         off = i * e->pmtu;
@@ -359,7 +377,8 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
                            !uc && ernic_req_ackreq(c, qpn, e, opcode, i),
                            ernic_wire_ext_len(flags & (ERNIC_OPF_RETH |
                                                        ERNIC_OPF_IMM |
-                                                       ERNIC_OPF_IETH)),
+                                                       ERNIC_OPF_IETH |
+                                                       ERNIC_OPF_ATOMICETH)),
                            paylen);
     p = ernic_req_put_ext(f + end, e, flags, off);
     if (paylen && !ernic_req_put_payload(c, qpn, e, off, p, paylen)) {
@@ -369,7 +388,6 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     trace_ernic_tx_req(qpn, opcode, (e->psn + i) & ERNIC_PSN_MASK, paylen);
     ernic_req_note_out(c, opcode, qpn, e->psn + i);
     ernic_gcsr_count16(c, ERNIC_OUTIOPKTCNT,
-                       opcode == IB_OPC_READ_REQUEST ||
                        !ernic_op_is_send(e->opcode));
     ernic_link_xmit(c, qpn, f, end);
     return true;
@@ -486,10 +504,13 @@ static bool ernic_req_can_fetch(ErnicReqTurn *t)
     return t->qp->sq_next != t->pi && t->qp->osq_count < ERNIC_OSQ_DEPTH;
 }
 
-/* A packet of the WQE in hand may go: not a READ, and the window full. */
+/*
+ * A packet of the WQE in hand may go: not a READ or atomic, and the
+ * window full.
+ */
 static bool ernic_req_window_full(ErnicReqTurn *t, const ErnicOsq *e)
 {
-    return e->opcode != ERNIC_OP_READ &&
+    return !ernic_op_reads(e->opcode) &&
            ernic_psn_diff(e->psn + t->qp->tx_pkt,
                           ernic_txw_base(t->c, t->qpn)) >=
            (int32_t)ernic_txw_size(t->c, t->qpn);
@@ -513,11 +534,11 @@ static ErnicReqState ernic_req_next(ErnicReqTurn *t)
     if (qp->rnr_wait) {
         return ERNIC_REQ_DONE;
     }
-    if (e->done && e->opcode == ERNIC_OP_READ) {
-        return ERNIC_REQ_SKIP;
-    }
     if (e->error || e->local) {
         return ERNIC_REQ_COMPLETE;
+    }
+    if (e->done && ernic_op_reads(e->opcode)) {
+        return ERNIC_REQ_SKIP;
     }
     if (t->qpn == ERNIC_QP_GSI || ernic_ud_qp(t->c, t->qpn)) {
         return ERNIC_REQ_SEND_DGRAM;
@@ -543,8 +564,8 @@ static ErnicReqState ernic_req_do_flush(ErnicReqTurn *t)
 }
 
 /*
- * A READ whose responses all came, behind an older one being retried:
- * nothing of it is asked again.
+ * A READ or atomic whose responses all came, behind an older one being
+ * retried: nothing of it is asked again.
  */
 static ErnicReqState ernic_req_do_skip(ErnicReqTurn *t)
 {
@@ -604,12 +625,12 @@ static ErnicReqState ernic_req_do_send(ErnicReqTurn *t)
         return ERNIC_REQ_NEXT;              /* FATAL: the turn now flushes */
     }
     t->sent = true;
-    psn = e->psn + (e->opcode == ERNIC_OP_READ ? e->npkts : qp->tx_pkt + 1);
+    psn = e->psn + (ernic_op_reads(e->opcode) ? e->npkts : qp->tx_pkt + 1);
     if (ernic_psn_diff(psn, qp->sent_psn) > 0) {
         qp->sent_psn = psn & ERNIC_PSN_MASK;
     }
     /* A READ request is one packet that stands for npkts PSNs. */
-    if (e->opcode == ERNIC_OP_READ || ++qp->tx_pkt == e->npkts) {
+    if (ernic_op_reads(e->opcode) || ++qp->tx_pkt == e->npkts) {
         qp->tx_idx++;
         qp->tx_pkt = 0;
         if (ernic_uc_qp(t->c, t->qpn)) {

@@ -213,6 +213,8 @@ static void ernic_resp_queue_read(ErnicCore *c, uint32_t qpn, uint32_t psn,
     r->len = len;
     r->msn = ernic_resp_msn(c, qpn);
     r->replay = replay;
+    r->atomic = false;
+    r->orig = 0;
 }
 
 static uint32_t ernic_resp_read_npkts(ErnicCore *c, uint32_t qpn, uint32_t len)
@@ -237,7 +239,7 @@ static bool ernic_resp_dup_read_ok(ErnicCore *c, uint32_t qpn,
         const ErnicReadHist *h = &qp->rd_hist[k];
         uint32_t h_last = h->psn + h->npkts - 1;
 
-        if (h->npkts && ernic_psn_diff(pkt->psn, h->psn) >= 0 &&
+        if (h->npkts && !h->atomic && ernic_psn_diff(pkt->psn, h->psn) >= 0 &&
             ernic_psn_diff(last, h_last) <= 0) {
             return true;
         }
@@ -339,6 +341,55 @@ static bool ernic_resp_evict_replay(ErnicCore *c, uint32_t qpn)
     return true;
 }
 
+/*
+ * Queue an atomic's answer: one response carrying @orig, the value its
+ * target held (ernic_atomic.c). The caller checked there is room.
+ */
+static void ernic_resp_queue_atomic(ErnicCore *c, uint32_t qpn, uint32_t psn,
+                                    uint64_t orig, bool replay)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    ErnicMrAccess none = { 0 };
+    ErnicReadRes *r;
+
+    ernic_resp_queue_read(c, qpn, psn, 0, &none, replay);
+    r = &qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES];
+    r->atomic = true;
+    r->orig = orig;
+}
+
+/*
+ * A duplicate atomic is never executed again: it is answered with the
+ * value saved when it was (IBTA 9.4.5, C9-89), if it is one of the last
+ * ERNIC_READ_RES READs and atomics; else it is dropped, and the
+ * requester's retries end in its retry count.
+ */
+static void ernic_resp_dup_atomic(ErnicCore *c, uint32_t qpn,
+                                  const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    const ErnicReadHist *h = NULL;
+    int k;
+
+    for (k = 0; k < ERNIC_READ_RES; k++) {
+        if (qp->rd_hist[k].npkts && qp->rd_hist[k].atomic &&
+            qp->rd_hist[k].psn == pkt->psn) {
+            h = &qp->rd_hist[k];
+        }
+    }
+    trace_ernic_rx_dup_atomic(qpn, pkt->psn, h != NULL);
+    if (!h) {
+        return;
+    }
+    ernic_resp_cancel_newer(c, qpn, pkt->psn);
+    if (ernic_resp_restart_read(c, qpn, pkt->psn) ||
+        qp->rd_count == ERNIC_READ_RES) {
+        return;
+    }
+    ernic_resp_queue_atomic(c, qpn, pkt->psn, h->orig, true);
+    ernic_up_kick(c, qpn);
+}
+
 /* A duplicate request (PSN before the expected one), IBTA 9.7.5.1.1. */
 static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
                                  const ErnicPkt *pkt)
@@ -348,6 +399,10 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
 
     ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
+    if (pkt->flags & ERNIC_OPF_ATOMICETH) {
+        ernic_resp_dup_atomic(c, qpn, pkt);
+        return;
+    }
     if (pkt->opcode != IB_OPC_READ_REQUEST) {
         /* Executed already: acknowledge again, up to the newest. */
         if (pkt->ackreq) {
@@ -385,6 +440,7 @@ typedef enum ErnicRespState {
     ERNIC_RESP_EXEC_SEND,       /* into the RQ buffer or receive WQE */
     ERNIC_RESP_EXEC_WRITE,      /* through the RETH's R_Key */
     ERNIC_RESP_EXEC_READ,       /* queued for responses */
+    ERNIC_RESP_EXEC_ATOMIC,     /* executed, its result queued */
     ERNIC_RESP_COMPLETE,        /* LSTRQREQi, MSN, RQ doorbell, ACK */
     ERNIC_RESP_EXIT,
 } ErnicRespState;
@@ -464,7 +520,9 @@ static ErnicRespState ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
     }
     if (!synd) {
         return (f & ERNIC_OPF_SEND) ? ERNIC_RESP_EXEC_SEND :
-               is_write ? ERNIC_RESP_EXEC_WRITE : ERNIC_RESP_EXEC_READ;
+               is_write ? ERNIC_RESP_EXEC_WRITE :
+               (f & ERNIC_OPF_ATOMICETH) ? ERNIC_RESP_EXEC_ATOMIC :
+               ERNIC_RESP_EXEC_READ;
     }
     /* Table 2-4 has a code for each and for both, SEND and WRITE apart. */
     w = is_write || qp->rx_msg == ERNIC_RX_WRITE;
@@ -618,6 +676,23 @@ static ErnicRespState ernic_resp_exec_write(ErnicCore *c, uint32_t qpn,
 }
 
 /*
+ * A READ or atomic takes one of the 16 resources (PG332 p.22; IBTA
+ * counts atomics with READs, max_dest_rd_atomic); false, with NAK and
+ * FATAL 0x10, when none is free.
+ */
+static bool ernic_resp_take_resource(ErnicCore *c, uint32_t qpn,
+                                     const ErnicPkt *pkt)
+{
+    if (c->qp[qpn].rd_count < ERNIC_READ_RES ||
+        ernic_resp_evict_replay(c, qpn)) {
+        return true;
+    }
+    ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
+                     ERNIC_FATAL_READ_RESOURCES, 0);
+    return false;
+}
+
+/*
  * A READ request: checked, queued for responses (its MSN is set once it
  * has taken one, ernic_resp_done()) and remembered for duplicates.
  */
@@ -636,16 +711,44 @@ static ErnicRespState ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
         ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS, code, 0);
         return ERNIC_RESP_EXIT;
     }
-    if (qp->rd_count == ERNIC_READ_RES && !ernic_resp_evict_replay(c, qpn)) {
-        /* PG332 p.22: outstanding READ queue full. */
-        ernic_resp_fatal(c, qpn, pkt, IB_NAK_INVALID_REQ,
-                         ERNIC_FATAL_READ_RESOURCES, 0);
+    if (!ernic_resp_take_resource(c, qpn, pkt)) {
         return ERNIC_RESP_EXIT;
     }
     ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, false);
     h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
+    h->atomic = false;
     h->psn = pkt->psn;
     h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
+    return ERNIC_RESP_COMPLETE;
+}
+
+/*
+ * An ERNIC-X atomic (ernic_atomic.c): executed once, its result queued
+ * for the ATOMIC ACKNOWLEDGE and remembered for duplicates.
+ */
+static ErnicRespState ernic_resp_exec_atomic(ErnicCore *c, uint32_t qpn,
+                                             const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    ErnicReadHist *h;
+    uint64_t orig = 0;
+    uint8_t nak;
+    uint16_t code;
+
+    if (!ernic_resp_take_resource(c, qpn, pkt)) {
+        return ERNIC_RESP_EXIT;
+    }
+    code = ernic_atomic_execute(c, qpn, pkt, &orig, &nak);
+    if (code) {
+        ernic_resp_fatal(c, qpn, pkt, nak, code, 0);
+        return ERNIC_RESP_EXIT;
+    }
+    ernic_resp_queue_atomic(c, qpn, pkt->psn, orig, false);
+    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
+    h->psn = pkt->psn;
+    h->npkts = 1;
+    h->atomic = true;
+    h->orig = orig;
     return ERNIC_RESP_COMPLETE;
 }
 
@@ -699,7 +802,7 @@ static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
             return ERNIC_RESP_EXIT;
         }
     }
-    if (f & ERNIC_OPF_READ) {
+    if (f & (ERNIC_OPF_READ | ERNIC_OPF_ATOMICETH)) {
         qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].msn =
             ernic_resp_msn(c, qpn);
         ernic_up_kick(c, qpn);
@@ -713,7 +816,8 @@ static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
 static ErnicRespState (*const ernic_resp_steps[])(ErnicCore *c, uint32_t qpn,
                                                   const ErnicPkt *pkt) = {
     ernic_resp_check_psn, ernic_resp_check_opcode, ernic_resp_exec_send,
-    ernic_resp_exec_write, ernic_resp_exec_read, ernic_resp_done,
+    ernic_resp_exec_write, ernic_resp_exec_read, ernic_resp_exec_atomic,
+    ernic_resp_done,
 };
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_resp_steps) != ERNIC_RESP_EXIT);
 
@@ -724,7 +828,11 @@ QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_resp_steps) != ERNIC_RESP_EXIT);
 void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
 {
     ErnicRespState s = ERNIC_RESP_CHECK_PSN;
+    ErnicPkt at;
 
+    if (ernic_atomic_accept(c, qpn, pkt, &at)) {
+        pkt = &at;
+    }
     while (s != ERNIC_RESP_EXIT) {
         s = ernic_resp_steps[s](c, qpn, pkt);
     }
@@ -744,45 +852,60 @@ static uint8_t ernic_resp_read_opcode(const ErnicReadRes *r, uint32_t i)
 }
 
 /*
- * Send READ responses, oldest request first. Returns true when some are
- * still to be sent after this turn.
+ * Send the next response of READ @r; false when its source could not be
+ * read: the NAK takes its place and the QP is FATAL.
+ */
+static bool ernic_resp_send_read_resp(ErnicCore *c, uint32_t qpn,
+                                      ErnicReadRes *r)
+{
+    uint8_t *f = c->frame;
+    uint32_t i = r->sent, off = i * r->pmtu;
+    uint32_t paylen = MIN(r->pmtu, r->len - off);
+    uint8_t opcode = ernic_resp_read_opcode(r, i);
+    bool aeth = ernic_wire_opcode_flags(opcode) & ERNIC_OPF_AETH;
+    size_t end;
+    ErnicPath path;
+
+    ernic_qp_path(c, qpn, &path);
+    end = ernic_wire_build(f, &path, opcode, r->psn + i, false,
+                           aeth ? ERNIC_AETH_LEN : 0, paylen);
+    if (aeth) {
+        ernic_wire_put_aeth(f + end, IB_AETH_CREDIT_INVALID, r->msn);
+        end += ERNIC_AETH_LEN;
+    }
+    if (!ernic_mr_read(c, &r->mr, off, f + end, paylen)) {
+        /* Nothing of the region is sent; the NAK takes its place. */
+        trace_ernic_qp_dma_fault(qpn, "READ source data");
+        ernic_resp_xmit_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i, r->msn);
+        ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER,
+                          "DMA of READ source data failed: FATAL");
+        return false;
+    }
+    end = ernic_wire_finish(f, end + paylen, paylen, path.ipv6);
+    trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
+                             paylen);
+    ernic_gcsr_count32(c, ERNIC_OUTRDRSPPKTCNT);
+    ernic_link_xmit(c, qpn, f, end);
+    return true;
+}
+
+/*
+ * Send READ responses and ATOMIC ACKNOWLEDGEs, oldest request first.
+ * Returns true when some are still to be sent after this turn.
  */
 bool ernic_resp_run(ErnicCore *c, uint32_t qpn, unsigned *budget)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint8_t *f = c->frame;
 
     while (qp->rd_count && *budget && !c->tx_blocked) {
         ErnicReadRes *r = &qp->rd[qp->rd_head];
-        uint32_t i = r->sent, off = i * r->pmtu;
-        uint32_t paylen = MIN(r->pmtu, r->len - off);
-        uint8_t opcode = ernic_resp_read_opcode(r, i);
-        bool aeth = ernic_wire_opcode_flags(opcode) & ERNIC_OPF_AETH;
-        size_t end;
-        ErnicPath path;
 
         (*budget)--;
-        ernic_qp_path(c, qpn, &path);
-        end = ernic_wire_build(f, &path, opcode, r->psn + i, false,
-                               aeth ? ERNIC_AETH_LEN : 0, paylen);
-        if (aeth) {
-            ernic_wire_put_aeth(f + end, IB_AETH_CREDIT_INVALID, r->msn);
-            end += ERNIC_AETH_LEN;
-        }
-        if (!ernic_mr_read(c, &r->mr, off, f + end, paylen)) {
-            /* Nothing of the region is sent; the NAK takes its place. */
-            trace_ernic_qp_dma_fault(qpn, "READ source data");
-            ernic_resp_xmit_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i,
-                                r->msn);
-            ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_RESPONSE_HANDLER,
-                              "DMA of READ source data failed: FATAL");
+        if (r->atomic) {
+            ernic_atomic_send_ack(c, qpn, r);
+        } else if (!ernic_resp_send_read_resp(c, qpn, r)) {
             break;
         }
-        end = ernic_wire_finish(f, end + paylen, paylen, path.ipv6);
-        trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
-                                 paylen);
-        ernic_gcsr_count32(c, ERNIC_OUTRDRSPPKTCNT);
-        ernic_link_xmit(c, qpn, f, end);
         if (++r->sent == r->npkts) {
             qp->rd_head = (qp->rd_head + 1) % ERNIC_READ_RES;
             qp->rd_count--;

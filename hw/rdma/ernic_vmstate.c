@@ -84,12 +84,34 @@ static bool ernic_vmstate_replay_needed(void *opaque)
     return ((ErnicReadRes *)opaque)->replay;
 }
 
-/* Without the subsection a resource is a first request. */
+/* Without the subsections a resource is a READ's first request. */
 static int ernic_vmstate_read_res_pre_load(void *opaque)
 {
-    ((ErnicReadRes *)opaque)->replay = false;
+    ErnicReadRes *r = opaque;
+
+    r->replay = false;
+    r->atomic = false;
+    r->orig = 0;
     return 0;
 }
+
+static bool ernic_vmstate_res_atomic_needed(void *opaque)
+{
+    return ((ErnicReadRes *)opaque)->atomic;
+}
+
+/* An ERNIC-X atomic's answer (ernic_atomic.c): sent only for one. */
+static const VMStateDescription ernic_vmstate_read_atomic = {
+    .name = "ernic/read-res/atomic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_res_atomic_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(atomic, ErnicReadRes),
+        VMSTATE_UINT64(orig, ErnicReadRes),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 /* A READ resource queued again for a duplicate (ernic_resp.c). */
 static const VMStateDescription ernic_vmstate_read_replay = {
@@ -122,7 +144,35 @@ static const VMStateDescription ernic_vmstate_read_res = {
     },
     .subsections = (const VMStateDescription * const []) {
         &ernic_vmstate_read_replay,
+        &ernic_vmstate_read_atomic,
         NULL
+    },
+};
+
+static bool ernic_vmstate_hist_atomic_needed(void *opaque)
+{
+    return ((ErnicReadHist *)opaque)->atomic;
+}
+
+static int ernic_vmstate_read_hist_pre_load(void *opaque)
+{
+    ErnicReadHist *h = opaque;
+
+    h->atomic = false;
+    h->orig = 0;
+    return 0;
+}
+
+/* An atomic executed, and the value a duplicate is answered with. */
+static const VMStateDescription ernic_vmstate_hist_atomic = {
+    .name = "ernic/read-hist/atomic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_hist_atomic_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(atomic, ErnicReadHist),
+        VMSTATE_UINT64(orig, ErnicReadHist),
+        VMSTATE_END_OF_LIST()
     },
 };
 
@@ -130,10 +180,15 @@ static const VMStateDescription ernic_vmstate_read_hist = {
     .name = "ernic/read-hist",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ernic_vmstate_read_hist_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(psn, ErnicReadHist),
         VMSTATE_UINT32(npkts, ErnicReadHist),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &ernic_vmstate_hist_atomic,
+        NULL
     },
 };
 

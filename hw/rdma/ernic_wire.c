@@ -47,7 +47,10 @@ static const uint32_t ernic_opcode_table[256] = {
                                     ERNIC_OPF_AETH),
     [IB_OPC_READ_RESP_ONLY]   = OPF(RRESP_F | FL(ERNIC_OPF_AETH)),
     [IB_OPC_ACK]              = OPF(ERNIC_OPF_RESP | FL(ERNIC_OPF_AETH)),
-    /* Parsed so that it can be refused as a response (Table 2-4, 0x0C). */
+    /*
+     * Parsed so that it can be refused as a response (Table 2-4, 0x0C),
+     * or taken with ERNIC-X ATOMIC (ernic_comp.c).
+     */
     [IB_OPC_ATOMIC_ACK]       = OPF(ERNIC_OPF_RESP | FL(ERNIC_OPF_AETH |
                                                     ERNIC_OPF_ATOMICACKETH)),
     [IB_OPC_UD_SEND_ONLY]     = OPF(SEND_F | FL(ERNIC_OPF_DETH)),
@@ -66,6 +69,7 @@ size_t ernic_wire_ext_len(uint32_t flags)
            ((flags & ERNIC_OPF_AETH) ? ERNIC_AETH_LEN : 0) +
            ((flags & ERNIC_OPF_DETH) ? ERNIC_DETH_LEN : 0) +
            ((flags & ERNIC_OPF_ATOMICACKETH) ? ERNIC_ATOMICACKETH_LEN : 0) +
+           ((flags & ERNIC_OPF_ATOMICETH) ? ERNIC_ATOMICETH_LEN : 0) +
            ((flags & (ERNIC_OPF_IMM | ERNIC_OPF_IETH)) ? ERNIC_IMMDT_LEN : 0);
 }
 
@@ -172,6 +176,16 @@ void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)
 void ernic_wire_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn)
 {
     stl_be_p(p, ((uint32_t)syndrome << 24) | (msn & ERNIC_PSN_MASK));
+}
+
+/* IBTA 9.3.3.3.3: VA, R_Key, Swap (or Add) Data, Compare Data. */
+void ernic_wire_put_atomiceth(uint8_t *p, uint64_t va, uint32_t rkey,
+                              uint64_t swap_add, uint64_t compare)
+{
+    stq_be_p(p, va);
+    stl_be_p(p + 8, rkey);
+    stq_be_p(p + 12, swap_add);
+    stq_be_p(p + 20, compare);
 }
 
 static uint32_t ernic_wire_parse_ip(const uint8_t *f, size_t len, ErnicPkt *pkt,
@@ -299,8 +313,16 @@ static const uint8_t *ernic_wire_parse_ext(const uint8_t *ext, ErnicPkt *pkt)
         pkt->imm = ldl_be_p(ext);
         ext += ERNIC_IMMDT_LEN;
     }
+    if (pkt->flags & ERNIC_OPF_ATOMICETH) {
+        pkt->va = ldq_be_p(ext);
+        pkt->rkey = ldl_be_p(ext + 8);
+        pkt->swap_add = ldq_be_p(ext + 12);
+        pkt->compare = ldq_be_p(ext + 20);
+        ext += ERNIC_ATOMICETH_LEN;
+    }
     if (pkt->flags & ERNIC_OPF_ATOMICACKETH) {
-        ext += ERNIC_ATOMICACKETH_LEN;      /* never used: see ernic_comp.c */
+        pkt->orig = ldq_be_p(ext);
+        ext += ERNIC_ATOMICACKETH_LEN;
     }
     return ext;
 }
@@ -374,6 +396,30 @@ bool ernic_wire_parse_uc(ErnicPkt *pkt)
     }
     pkt->payload = ernic_wire_parse_ext(ext, pkt);
     pkt->paylen = end - pkt->payload;
+    return true;
+}
+
+/*
+ * Atomic requests are parsed only for a QP with ERNIC-X ATOMIC
+ * (ernic_atomic.c): for any other they stay the unknown opcodes the
+ * PG332 device refuses, parsed as before.
+ */
+bool ernic_wire_parse_atomic(ErnicPkt *pkt)
+{
+    const uint8_t *end = pkt->frame + pkt->len - ERNIC_ICRC_LEN -
+                         pkt->padcnt;
+    const uint8_t *ext = pkt->frame + pkt->bth + ERNIC_BTH_LEN;
+
+    if (pkt->opcode != IB_OPC_CMP_SWAP && pkt->opcode != IB_OPC_FETCH_ADD) {
+        return false;
+    }
+    pkt->flags = ERNIC_OPF_VALID | ERNIC_OPF_REQ | ERNIC_OPF_FIRST |
+                 ERNIC_OPF_LAST | ERNIC_OPF_ATOMICETH;
+    if (end - ext != ERNIC_ATOMICETH_LEN) {
+        return false;
+    }
+    pkt->payload = ernic_wire_parse_ext(ext, pkt);
+    pkt->paylen = 0;
     return true;
 }
 

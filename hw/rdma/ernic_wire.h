@@ -20,6 +20,7 @@
 #define ERNIC_IETH_LEN          4
 #define ERNIC_DETH_LEN          8
 #define ERNIC_ATOMICACKETH_LEN  8
+#define ERNIC_ATOMICETH_LEN     28
 #define ERNIC_ICRC_LEN          4
 
 /* Headroom for Ethernet + IPv6 + UDP + BTH + RETH + ImmDt (+ ICRC). */
@@ -54,6 +55,8 @@ enum {
     IB_OPC_READ_RESP_ONLY       = 0x10,
     IB_OPC_ACK                  = 0x11,
     IB_OPC_ATOMIC_ACK           = 0x12,
+    IB_OPC_CMP_SWAP             = 0x13,
+    IB_OPC_FETCH_ADD            = 0x14,
     IB_OPC_SEND_LAST_INV        = 0x16,
     IB_OPC_SEND_ONLY_INV        = 0x17,
     IB_OPC_UC                   = 0x20, /* | a SEND or WRITE opcode */
@@ -99,6 +102,7 @@ enum {
 #define ERNIC_OPF_DETH          (1u << 14)
 #define ERNIC_OPF_ATOMICACKETH  (1u << 15)
 #define ERNIC_OPF_UC            (1u << 16)  /* parsed for a UC QP */
+#define ERNIC_OPF_ATOMICETH     (1u << 17)  /* parsed with ERNIC-X ATOMIC */
 
 uint32_t ernic_wire_opcode_flags(uint8_t opcode);
 
@@ -142,6 +146,9 @@ typedef struct ErnicPkt {
     uint32_t imm;               /* ImmDt or IETH */
     uint32_t deth_qkey;
     uint32_t deth_sqpn;
+    uint64_t swap_add;          /* AtomicETH, with va and rkey */
+    uint64_t compare;
+    uint64_t orig;              /* AtomicAckETH */
     const uint8_t *payload;
     uint32_t paylen;            /* payload without pad */
 } ErnicPkt;
@@ -163,6 +170,8 @@ size_t ernic_wire_finish(uint8_t *frame, size_t hdr_end, uint32_t paylen,
 void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey,
                          uint32_t len);
 void ernic_wire_put_aeth(uint8_t *p, uint8_t syndrome, uint32_t msn);
+void ernic_wire_put_atomiceth(uint8_t *p, uint64_t va, uint32_t rkey,
+                              uint64_t swap_add, uint64_t compare);
 
 /* ICRC of a RoCEv2 frame whose IP header starts at @l3 (RoCEv2 A17.3.3). */
 uint32_t ernic_wire_icrc(const uint8_t *frame, size_t l3, size_t len,
@@ -191,5 +200,11 @@ void ernic_wire_ip_to_regs(uint32_t *regs, const uint8_t *ip, bool ipv6);
  * it is none or the frame cannot hold its headers.
  */
 bool ernic_wire_parse_uc(ErnicPkt *pkt);
+/*
+ * Parse @pkt's headers again as an atomic request's (CmpSwap or
+ * FetchAdd with its AtomicETH and no payload), for a QP with ERNIC-X
+ * ATOMIC; false when it is none or the frame does not hold exactly that.
+ */
+bool ernic_wire_parse_atomic(ErnicPkt *pkt);
 
 #endif /* HW_RDMA_ERNIC_WIRE_H */

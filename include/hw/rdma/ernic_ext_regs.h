@@ -44,6 +44,7 @@
 #define ERNIC_EXT_F_UD                  (1u << 9)   /* UD QPs, address handles */
 #define ERNIC_EXT_F_UC                  (1u << 10)  /* UC QPs */
 #define ERNIC_EXT_F_MCAST               (1u << 11)  /* UD multicast groups */
+#define ERNIC_EXT_F_ATOMIC              (1u << 12)  /* CMP_SWP, FETCH_ADD */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -54,7 +55,8 @@
                                          ERNIC_EXT_F_SRQ | \
                                          ERNIC_EXT_F_UD | \
                                          ERNIC_EXT_F_UC | \
-                                         ERNIC_EXT_F_MCAST)
+                                         ERNIC_EXT_F_MCAST | \
+                                         ERNIC_EXT_F_ATOMIC)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB)
@@ -65,14 +67,14 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00000fff, 0x00000fff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00001fff, 0x00001fff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
     X(MRPD,             0x38048, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
-    X(MRACC,            0x3804c, RW,  0,          0x00003f1f, 0x00003f1f, NONE, 0) \
+    X(MRACC,            0x3804c, RW,  0,          0x00003f3f, 0x00003f3f, NONE, 0) \
     X(MRIOVALO,         0x38050, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRIOVAHI,         0x38054, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRLENLO,          0x38058, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
@@ -99,7 +101,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff007f, 0x00ff007f, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff00ff, 0x00ff00ff, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
@@ -119,6 +121,7 @@ enum {
 #define ERNIC_EXTQPCONF_SRQN_MASK       0x00ff0000u /* ... the SRQ */
 #define ERNIC_EXTQPCONF_UD              (1u << 5)   /* a UD QP (feature UD) */
 #define ERNIC_EXTQPCONF_UC              (1u << 6)   /* a UC QP (feature UC) */
+#define ERNIC_EXTQPCONF_ATOMIC          (1u << 7)   /* takes atomics (ATOMIC) */
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
@@ -330,9 +333,10 @@ enum {
 #define ERNIC_MRACC_REMOTE_WRITE        (1u << 2)
 #define ERNIC_MRACC_FRWR                (1u << 3)   /* fast-registration MR */
 #define ERNIC_MRACC_PHYS                (1u << 4)   /* bus address = IOVA + PBL */
+#define ERNIC_MRACC_REMOTE_ATOMIC       (1u << 5)   /* feature ATOMIC */
 #define ERNIC_MRACC_SHIFT_SHIFT         8
 #define ERNIC_MRACC_SHIFT_MASK          (0x3fu << 8)
-#define ERNIC_MRACC_MASK                0x00003f1fu /* defined bits */
+#define ERNIC_MRACC_MASK                0x00003f3fu /* defined bits */
 #define ERNIC_MR_PAGE_SHIFT_MIN         12
 #define ERNIC_MR_PAGE_SHIFT_MAX         30
 
@@ -354,6 +358,18 @@ enum {
 #define ERNIC_OP_LOCAL_INV              0x21
 #define ERNIC_WQE_REG_NPAGES            32      /* SDATA[0..3] */
 #define ERNIC_WQE_REG_ACC               36      /* SDATA[4..7] */
+
+/*
+ * Atomic WQEs (feature ATOMIC), in the PG332 WQE or a keyed one: LADDR
+ * or the SGEs the 8-byte result, LENGTH 8, ROFFSET the remote address,
+ * RTAG its R_Key, SDATA[0..7] the swap or add operand and SDATA[8..15]
+ * the compare operand, both little-endian 64-bit words.
+ */
+#define ERNIC_OP_ATOMIC_CMP_SWP         0x22
+#define ERNIC_OP_ATOMIC_FETCH_ADD       0x23
+#define ERNIC_WQE_ATOMIC_SWAP           32      /* SDATA[0..7] */
+#define ERNIC_WQE_ATOMIC_COMPARE        40      /* SDATA[8..15] */
+#define ERNIC_ATOMIC_LEN                8
 
 /* The extended MR table: entries (property mr-entries). */
 #define ERNIC_EXT_MR_MIN                256
