@@ -47,7 +47,9 @@ static int ernic_query_device(struct ib_device *ibdev,
 	a->max_qp_rd_atom = ERNIC_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = ERNIC_MAX_RD_ATOM;
 	a->max_res_rd_atom = ERNIC_MAX_RD_ATOM * dev->num_qp;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* ERNIC-X atomics are whole between the device's own accesses. */
+	a->atomic_cap = dev->ext & ERNIC_EXT_F_ATOMIC ? IB_ATOMIC_HCA :
+							IB_ATOMIC_NONE;
 	if (dev->ext & ERNIC_EXT_F_FRWR) {
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;

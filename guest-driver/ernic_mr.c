@@ -90,6 +90,9 @@ static u32 ernic_mracc(int access)
 		acc |= ERNIC_MRACC_REMOTE_READ;
 	if (access & IB_ACCESS_REMOTE_WRITE)
 		acc |= ERNIC_MRACC_REMOTE_WRITE;
+	/* Without ERNIC-X ATOMIC no atomic request reaches a region. */
+	if (access & IB_ACCESS_REMOTE_ATOMIC)
+		acc |= ERNIC_MRACC_REMOTE_ATOMIC;
 	return acc;
 }
 
@@ -249,11 +252,11 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /*
- * Access a user MR may ask for; the optional bits may be ignored, and so
- * is remote atomic access: the device has no atomics (atomic_cap is
- * IB_ATOMIC_NONE), so no atomic request ever reaches an MR; one that
- * arrives is refused by opcode (docs/driver.md, "Memory regions").
- * UCX, libfabric and qperf ask for it on every registration.
+ * Access a user MR may ask for; the optional bits may be ignored. Remote
+ * atomic access is MRACC's bit with ERNIC-X ATOMIC; without it the
+ * device has no atomics (atomic_cap is IB_ATOMIC_NONE) and refuses an
+ * atomic request by opcode (docs/driver.md, "Memory regions"). UCX,
+ * libfabric and qperf ask for it on every registration.
  */
 #define ERNIC_USER_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_WRITE | \

@@ -413,6 +413,28 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 	kfree(qp->rwqe);
 }
 
+/*
+ * EXTQPCONFi: what the QP uses of ERNIC-X, and whether it executes
+ * atomics (its remote atomic access, which the device lets change while
+ * the QP is enabled, docs/extension.md "Atomics").
+ */
+static void ernic_qp_ext_conf(struct ernic_qp *qp)
+{
+	bool atomic = (qp->dev->ext & ERNIC_EXT_F_ATOMIC) &&
+		      (qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC);
+
+	ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_EXTQPCONF,
+		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
+		 (qp->xwqe ? ERNIC_EXTQPCONF_XWQE : 0) |
+		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0) |
+		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0) |
+		 (qp->srq ? ERNIC_EXTQPCONF_SRQ |
+		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0) |
+		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0) |
+		 (qp->uc ? ERNIC_EXTQPCONF_UC : 0) |
+		 (atomic ? ERNIC_EXTQPCONF_ATOMIC : 0));
+}
+
 /* PG332 ch.6 "QP configuration": queue addresses, depths, doorbells, PD. */
 static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 {
@@ -438,15 +460,7 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 		 lower_32_bits(qp->meta_dma));
 	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_RXMETABAMSB,
 		 upper_32_bits(qp->meta_dma));
-	ernic_wr(dev, ERNIC_EXT_QP_OFFSET(q) + ERNIC_EXTQPCONF,
-		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
-		 (qp->xwqe ? ERNIC_EXTQPCONF_XWQE : 0) |
-		 (qp->rx_wqe ? ERNIC_EXTQPCONF_RXWQE : 0) |
-		 (qp->direct ? ERNIC_EXTQPCONF_USER : 0) |
-		 (qp->srq ? ERNIC_EXTQPCONF_SRQ |
-		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0) |
-		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0) |
-		 (qp->uc ? ERNIC_EXTQPCONF_UC : 0));
+	ernic_qp_ext_conf(qp);
 }
 
 /* The doorbell words of a QP the driver polls: its words of dev->db. */
@@ -949,6 +963,9 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (qp->ud && (mask & IB_QP_QKEY))
 		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_QKEY,
 			 attr->qkey);
+	/* Remote atomic access, likewise (EXTQPCONFi[7]). */
+	if (qp->dev->ext && (mask & IB_QP_ACCESS_FLAGS))
+		ernic_qp_ext_conf(qp);
 
 	switch (new) {
 	case IB_QPS_RESET:

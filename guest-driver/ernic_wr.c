@@ -169,6 +169,14 @@ static int ernic_rc_opcode(const struct ib_send_wr *wr, struct ernic_swqe *s,
 		*op = ERNIC_OP_LOCAL_INV;
 		s->opcode = IB_WC_LOCAL_INV;
 		return 0;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		*op = ERNIC_OP_ATOMIC_CMP_SWP;
+		s->opcode = IB_WC_COMP_SWAP;
+		return 0;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		*op = ERNIC_OP_ATOMIC_FETCH_ADD;
+		s->opcode = IB_WC_FETCH_ADD;
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -180,6 +188,11 @@ static int ernic_rc_opcode(const struct ib_send_wr *wr, struct ernic_swqe *s,
 static bool ernic_op_is_local(u8 op)
 {
 	return op == ERNIC_OP_REG_MR || op == ERNIC_OP_LOCAL_INV;
+}
+
+static bool ernic_op_is_atomic(u8 op)
+{
+	return op == ERNIC_OP_ATOMIC_CMP_SWP || op == ERNIC_OP_ATOMIC_FETCH_ADD;
 }
 
 static bool ernic_op_is_rw(u8 op)
@@ -201,7 +214,7 @@ static u32 ernic_rc_slots(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	int i;
 
 	if (!ernic_op_is_rw(op) || qp->xwqe)
-		return 1;	/* a SEND, REG_MR, LOCAL_INV or keyed SGEs */
+		return 1;	/* a SEND, atomic, REG_MR, LOCAL_INV or keyed SGEs */
 	for (i = 0; i < wr->num_sge; i++)
 		n += wr->sg_list[i].length != 0;
 	return max(n, 1u);
@@ -223,6 +236,20 @@ static bool ernic_inline_ok(struct ernic_qp *qp, u8 op, u64 len)
 	return true;
 }
 
+/*
+ * An atomic (ERNIC-X ATOMIC, RC only) has one SGE of exactly 8 bytes for
+ * the value it returns (IBTA 10.7.2.3), and no inline data.
+ */
+static int ernic_check_atomic_wr(struct ernic_qp *qp,
+				 const struct ib_send_wr *wr)
+{
+	if (!(qp->dev->ext & ERNIC_EXT_F_ATOMIC) || qp->uc ||
+	    wr->num_sge != 1 || wr->sg_list[0].length != ERNIC_ATOMIC_LEN ||
+	    (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	return 0;
+}
+
 static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 			     u8 op)
 {
@@ -231,6 +258,8 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 
 	if (ernic_op_is_local(op))
 		return qp->dev->ext & ERNIC_EXT_F_FRWR ? 0 : -EINVAL;
+	if (ernic_op_is_atomic(op))
+		return ernic_check_atomic_wr(qp, wr);
 	/* UC has SENDs and WRITEs only (IBTA 9.7); the device refuses more. */
 	if (qp->uc && (op == ERNIC_OP_READ || op == ERNIC_OP_SEND_INV))
 		return -EINVAL;
@@ -332,6 +361,29 @@ static int ernic_post_rc_send(struct ernic_qp *qp, const struct ib_send_wr *wr,
 }
 
 /*
+ * An atomic: the result's buffer, the remote address and R_Key, and the
+ * operands in SDATA (docs/extension.md, "Atomics").
+ */
+static void ernic_post_rc_atomic(struct ernic_qp *qp,
+				 const struct ib_send_wr *wr, u8 op, u32 slot)
+{
+	const struct ib_atomic_wr *aw = atomic_wr(wr);
+	u8 *w = qp->sq + slot * qp->wqe_size;
+
+	ernic_fill_wqe(w, qp->wqe_size, slot, op, wr->sg_list[0].addr,
+		       ERNIC_ATOMIC_LEN, aw->remote_addr, aw->rkey);
+	if (qp->xwqe)
+		ernic_put_sges(w, wr);
+	if (op == ERNIC_OP_ATOMIC_CMP_SWP) {
+		put_unaligned_le64(aw->swap, w + ERNIC_WQE_ATOMIC_SWAP);
+		put_unaligned_le64(aw->compare_add,
+				   w + ERNIC_WQE_ATOMIC_COMPARE);
+	} else {
+		put_unaligned_le64(aw->compare_add, w + ERNIC_WQE_ATOMIC_SWAP);
+	}
+}
+
+/*
  * An RDMA READ or WRITE: one WQE per non-empty SGE, the remote offset
  * advancing by each SGE's length. Only the last WQE stands for the WR
  * (its completion, and a WRITE's immediate data).
@@ -416,6 +468,9 @@ static int ernic_post_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 					   slot);
 		if (ret)
 			return ret;
+		s->last = true;
+	} else if (ernic_op_is_atomic(op)) {
+		ernic_post_rc_atomic(qp, wr, op, slot);
 		s->last = true;
 	} else {
 		ret = ernic_post_rc_send(qp, wr, op, slot, inl);
