@@ -425,6 +425,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	}
 	ctx->direct = (resp.flags & ERNIC_UCTX_DIRECT) &&
 		      !(env && !strcmp(env, "0"));
+	ctx->atomic = resp.flags & ERNIC_UCTX_ATOMIC;
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }

@@ -34,6 +34,7 @@ struct ernic_device {
 struct ernic_context {
 	struct verbs_context ibv_ctx;
 	bool direct;			/* the driver gives direct QPs */
+	bool atomic;			/* the device has atomics */
 };
 
 struct ernic_cq {

@@ -196,6 +196,10 @@ static int ernic_dq_opcode(const struct ibv_send_wr *wr, uint8_t *op,
 		[IBV_WR_SEND_WITH_IMM] = { ERNIC_OP_SEND_IMM, IBV_WC_SEND },
 		[IBV_WR_RDMA_READ] = { ERNIC_OP_READ, IBV_WC_RDMA_READ },
 		[IBV_WR_SEND_WITH_INV] = { ERNIC_OP_SEND_INV, IBV_WC_SEND },
+		[IBV_WR_ATOMIC_CMP_AND_SWP] = { ERNIC_OP_ATOMIC_CMP_SWP,
+						IBV_WC_COMP_SWAP },
+		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { ERNIC_OP_ATOMIC_FETCH_ADD,
+						  IBV_WC_FETCH_ADD },
 	};
 
 	if ((unsigned int)wr->opcode >= ARRAY_SIZE(map) ||
@@ -212,6 +216,23 @@ static bool ernic_op_rw(uint8_t op)
 	       op == ERNIC_OP_READ;
 }
 
+static bool ernic_op_atomic(uint8_t op)
+{
+	return op == ERNIC_OP_ATOMIC_CMP_SWP || op == ERNIC_OP_ATOMIC_FETCH_ADD;
+}
+
+/*
+ * An atomic: on an RC QP of a device with atomics, one keyed SGE of
+ * exactly 8 bytes for the result (IBTA 10.7.2.3), never inline.
+ */
+static bool ernic_dq_atomic_ok(struct ernic_qp *qp,
+			       const struct ibv_send_wr *wr)
+{
+	return to_ectx(qp->vqp.qp.context)->atomic && !qp->dq.ud && !qp->dq.uc && wr->num_sge == 1 &&
+	       wr->sg_list[0].length == ERNIC_ATOMIC_LEN &&
+	       wr->sg_list[0].lkey && !(wr->send_flags & IBV_SEND_INLINE);
+}
+
 /*
  * What the device would refuse (FATAL) or the driver refuses on its own
  * post path: the same rules, so a direct QP fails a post where another
@@ -226,6 +247,8 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	if (ernic_dq_opcode(wr, &op, &wc_op) || wr->num_sge < 0 ||
 	    wr->num_sge > ERNIC_XWQE_SGES)
 		return EINVAL;
+	if (ernic_op_atomic(op))
+		return ernic_dq_atomic_ok(qp, wr) ? 0 : EINVAL;
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	/* A UD SEND: one packet to an AH with a table entry. */
 	if (qp->dq.ud && (ernic_op_rw(op) || op == ERNIC_OP_SEND_INV ||
@@ -290,6 +313,22 @@ static void ernic_dq_put_inline(struct ernic_qp *qp, uint8_t *w, uint32_t slot,
 	}
 }
 
+/* An atomic's remote word and operands (docs/extension.md, "Atomics"). */
+static void ernic_dq_put_atomic(uint8_t *w, const struct ibv_send_wr *wr,
+				uint8_t op)
+{
+	bool cas = op == ERNIC_OP_ATOMIC_CMP_SWP;
+
+	put_le32(w + ERNIC_WQE_LENGTH, ERNIC_ATOMIC_LEN);
+	put_le64(w + ERNIC_WQE_ROFFSET, wr->wr.atomic.remote_addr);
+	put_le32(w + ERNIC_WQE_RTAG, wr->wr.atomic.rkey);
+	put_le64(w + ERNIC_WQE_ATOMIC_SWAP,
+		 cas ? wr->wr.atomic.swap : wr->wr.atomic.compare_add);
+	if (cas)
+		put_le64(w + ERNIC_WQE_ATOMIC_COMPARE,
+			 wr->wr.atomic.compare_add);
+}
+
 /* The checked WR @wr into SQ slot sq_pi (PG332 Table 2-1, ERNIC-X). */
 static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 {
@@ -317,6 +356,8 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	} else if (ernic_op_rw(op)) {
 		put_le64(w + ERNIC_WQE_ROFFSET, wr->wr.rdma.remote_addr);
 		put_le32(w + ERNIC_WQE_RTAG, wr->wr.rdma.rkey);
+	} else if (ernic_op_atomic(op)) {
+		ernic_dq_put_atomic(w, wr, op);
 	} else {
 		put_le32(w + ERNIC_WQE_LENGTH, len);
 		if (wr->opcode == IBV_WR_SEND_WITH_INV)

@@ -166,6 +166,9 @@ void ernic_cq_ex_free(struct ernic_cq *cq)
 			 IBV_QP_EX_WITH_SEND_WITH_IMM |			\
 			 IBV_QP_EX_WITH_RDMA_READ |			\
 			 IBV_QP_EX_WITH_SEND_WITH_INV)
+/* ... and with ERNIC-X ATOMIC on an RC QP. */
+#define ERNIC_QP_EX_ATOMIC_OPS	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
+				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 static inline struct ernic_qp *to_eqp_ex(struct ibv_qp_ex *qp)
 {
@@ -235,6 +238,34 @@ static void ernic_wr_rdma_write_imm(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				    uint64_t raddr, __be32 imm)
 {
 	ernic_wr_rdma(ibqp, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, imm);
+}
+
+static void ernic_wr_atomic(struct ibv_qp_ex *ibqp, enum ibv_wr_opcode op,
+			    uint32_t rkey, uint64_t raddr, uint64_t compare_add,
+			    uint64_t swap)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, op);
+
+	if (!wr)
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = raddr;
+	wr->wr.atomic.compare_add = compare_add;
+	wr->wr.atomic.swap = swap;
+}
+
+static void ernic_wr_atomic_cmp_swp(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				    uint64_t raddr, uint64_t compare,
+				    uint64_t swap)
+{
+	ernic_wr_atomic(ibqp, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, compare,
+			swap);
+}
+
+static void ernic_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				      uint64_t raddr, uint64_t add)
+{
+	ernic_wr_atomic(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
 static void ernic_wr_send(struct ibv_qp_ex *ibqp)
@@ -386,6 +417,8 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 	qp->wr_send = ernic_wr_send;
 	qp->wr_send_imm = ernic_wr_send_imm;
 	qp->wr_send_inv = ernic_wr_send_inv;
+	qp->wr_atomic_cmp_swp = ernic_wr_atomic_cmp_swp;
+	qp->wr_atomic_fetch_add = ernic_wr_atomic_fetch_add;
 	qp->wr_set_inline_data = ernic_wr_set_inline_data;
 	qp->wr_set_inline_data_list = ernic_wr_set_inline_data_list;
 	qp->wr_set_sge = ernic_wr_set_sge;
@@ -442,6 +475,15 @@ static int ernic_qp_setup(struct ernic_qp *qp, struct ibv_qp_init_attr_ex *attr,
 	return ret;
 }
 
+/* The ibv_wr_*() a new QP may ask for. */
+static uint64_t ernic_qp_ex_ops_of(struct ibv_context *context,
+				   const struct ibv_qp_init_attr_ex *attr)
+{
+	return ERNIC_QP_EX_OPS |
+	       (to_ectx(context)->atomic && attr->qp_type == IBV_QPT_RC ?
+		ERNIC_QP_EX_ATOMIC_OPS : 0);
+}
+
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr)
 {
@@ -452,7 +494,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	int ret;
 
 	/* No creation flags, TSO, XRC or RSS; the ibv_wr_*() it can do. */
-	if ((ex && attr->send_ops_flags & ~ERNIC_QP_EX_OPS) ||
+	if ((ex && attr->send_ops_flags & ~ernic_qp_ex_ops_of(context, attr)) ||
 	    attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
