@@ -482,6 +482,40 @@ static void check_foreign_rkey(struct dev *d, const struct victim_info *v,
 	pair_free(&p);
 }
 
+/*
+ * An atomic through the victim's R_Key, to a QP of the attacker's that
+ * takes atomics: the victim's MR allows them too, but not from another
+ * PD. The victim checks its buffer is untouched; nothing of it may come
+ * back as the original value.
+ */
+static void check_foreign_atomic(struct dev *d, const struct victim_info *v)
+{
+	const char *name = "an atomic FETCH_AND_ADD through another process's R_Key ends in an error, its word neither changed nor returned";
+	struct ibv_sge sge = { (uintptr_t)d->buf, 8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = v->addr, .rkey = v->rkey,
+			       .compare_add = 1 },
+	};
+	struct ibv_send_wr *bad;
+	struct pair p = { 0 };
+	int r, st = -2;
+
+	memset(d->buf, 0, 8);
+	if (pair_new(d, &p)) {
+		report(0, name, "no QP pair");
+		return;
+	}
+	r = ibv_post_send(p.a, &wr, &bad);
+	if (!r)
+		st = wait_wc(d, p.a);
+	report((r || (st != IBV_WC_SUCCESS && st != -1)) &&
+	       !holds_secret(d->buf, 8), name, NULL);
+	pair_free(&p);
+}
+
 /* A post naming the victim's QP handle, through the attacker's context. */
 static void check_foreign_qp(struct dev *d, const struct victim_info *v)
 {
@@ -780,6 +814,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 			   "an RDMA READ through another process's R_Key ends in an error, nothing read");
 	check_foreign_rkey(&d, &v, IBV_WR_RDMA_WRITE,
 			   "an RDMA WRITE through another process's R_Key ends in an error");
+	check_foreign_atomic(&d, &v);
 	check_foreign_qp(&d, &v);
 	check_forged(&d, 0x100000, 0,
 		     "a WQE written into the mapped SQ naming bus memory (L_Key 0) ends in an error");

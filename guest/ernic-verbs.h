@@ -78,7 +78,8 @@ static inline int dev_open(struct dev *d, const char *name, int gid_index)
 		return -1;
 	d->dgid = d->gid;
 	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_ATOMIC);
 	return d->mr ? 0 : -1;
 }
 
@@ -99,7 +100,8 @@ static inline struct ibv_qp *qp_new_type(struct dev *d, struct ibv_srq *srq,
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_ATOMIC,
 		.qkey = 0x11111111,
 	};
 	struct ibv_qp *qp = ibv_create_qp(d->pd, &ia);

@@ -14,7 +14,8 @@
 #           ucx_perftest (UCP over UD and RC+UD; UCT), libfabric's
 #           fi_pingpong (msg, rdm, dgram; data checked), rping with its
 #           payload check, perftest's bandwidth and latency tests, with
-#           qperf's RC tests (not with verbs_qperf=0);
+#           qperf's RC tests (not with verbs_qperf=0); atomics (perftest's
+#           ib_atomic_bw and ib_atomic_lat, qperf's, UCT's);
 #           then, on ernic, the security checks
 #           (ernic-uverbs-test)
 # ulp_mib=N (the command line's size) is not used; verbs_steps=short|full
@@ -152,6 +153,30 @@ uc_ud_steps() {
 }
 
 QPERF_RC="rc_bw rc_lat rc_rdma_read_bw rc_rdma_write_bw rc_rdma_write_poll_lat"
+# qperf's atomic tests: the rate of each, and the ver_ tests' check that
+# every result is the value the counter held (ERNIC-X ATOMIC on ernic)
+QPERF_ATOMIC="rc_compare_swap_mr rc_fetch_add_mr ver_rc_compare_swap ver_rc_fetch_add"
+
+# atomic_steps: perftest's atomic tests, both operations, and qperf's.
+# perftest asks for as many outstanding atomics as READs: -o 16.
+atomic_steps() {
+    local a t
+    for a in FETCH_AND_ADD CMP_AND_SWAP; do
+        for t in ib_atomic_bw ib_atomic_lat; do
+            echo "$t $a|$t -d @D -x @G -p @P -A $a -n 200 -F -o 16|$t -d @D -x @G -p @P -A $a -n 200 -F -o 16 @S"
+        done
+    done
+    # UCT's atomics over rc_verbs: the device's own (ucx_info lists
+    # rc_verbs's 64-bit add, fadd and cswap). UCP's own atomics do not
+    # take them: UCX 1.13 uses a transport's only if it has every
+    # atomic operation (and, or, xor, swap too), which rc_verbs has on
+    # no device; UCP emulates them over active messages, as on rxe.
+    uct_atomic_steps
+    [ "$qperf" = 1 ] || return 0
+    for t in $QPERF_ATOMIC; do
+        echo "qperf $t|qperf -lp @P|qperf -cm1 -lp @P -t 1 @S $t quit"
+    done
+}
 
 # The steps: NAME|SERVER ARGS|CLIENT ARGS (@P: this step's TCP port, @G:
 # the GID index, @D: the RDMA device, @S: the server's address, @A: this
@@ -180,6 +205,10 @@ step_list() {
     qperf)
         # qperf's RC tests alone (ERNIC_VERBS_STEPS=qperf)
         qperf_steps
+        return ;;
+    atomic)
+        # the atomic steps alone (ERNIC_VERBS_STEPS=atomic)
+        atomic_steps
         return ;;
     fabric)
         # libfabric's steps alone (ERNIC_VERBS_STEPS=fabric)
@@ -232,6 +261,7 @@ step_list() {
     fabric_steps
     echo "rping 100|rping -s -a @A -p @P -V -C 100|rping -c -a @S -p @P -v -V -C 100"
     [ "$qperf" = 1 ] && qperf_steps
+    atomic_steps
     if [ "$steps" = full ]; then
         perftest_steps "$all" "2 64 1024 4096 65536 1048576" \
             "2 64 1024 4096 65536" 100
@@ -262,6 +292,16 @@ uct_steps() {
     [ "$uct" = 1 ] || return 0
     for t in ud_verbs rc_verbs; do
         echo "uct $t am_lat|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x $t -d @D:1 -t am_lat -n 1000"
+    done
+}
+
+# uct_atomic_steps: UCT's atomic tests over rc_verbs, between two of a
+# kind (verbs_uct=1).
+uct_atomic_steps() {
+    local t
+    [ "$uct" = 1 ] || return 0
+    for t in add_lat fadd cswap; do
+        echo "uct rc_verbs $t|$UCX_ENV ucx_perftest -p @P|$UCX_ENV ucx_perftest @S -p @P -x rc_verbs -d @D:1 -t $t -n 1000"
     done
 }
 
@@ -334,10 +374,10 @@ pings() {
 }
 
 # qperf_results OUTPUT: "TEST VALUE UNIT" for each test that reported a
-# bandwidth or a latency.
+# bandwidth, a latency or a message rate.
 qperf_results() {
     awk '/^[a-z_]+:$/ { t = substr($1, 1, length($1) - 1) }
-         t && /^ +(bw|latency) += / { print t, $3, $4; t = "" }' "$1"
+         t && /^ +(bw|latency|msg_rate) += / { print t, $3, $4; t = "" }' "$1"
 }
 
 # check NAME OUTPUT: what a step's client output must show.
@@ -366,6 +406,8 @@ result() {
     mckey*) grep 'mckey receiver' "$2" ;;
     rping*) echo "$(pings "$2") pings, payload checked" ;;
     qperf*) qperf_results "$2" | tr '\n' ';' | sed 's/;$//; s/;/; /g' ;;
+    ib_atomic_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
+                   awk '{ printf("%s B %s Mpps", $1, $5) }' ;;
     *_bw*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
            awk '{ printf("%s B %s Gb/s", $1, $4) }' ;;
     *_lat*) grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+' "$2" |
@@ -462,10 +504,10 @@ verbs_client() {
     # 4200 (ulp_mtu=, the benchmark's --mtu) IB MTU 4096.
     local ibmtu=1024
     [ "${mtu:-1500}" -ge 4200 ] && ibmtu=4096
-    if ibv_devinfo -d "$ibdev" >/tmp/devinfo 2>&1 &&
+    if ibv_devinfo -v -d "$ibdev" >/tmp/devinfo 2>&1 &&
        grep -q 'PORT_ACTIVE' /tmp/devinfo &&
        grep -qE "active_mtu:[[:space:]]+$ibmtu " /tmp/devinfo; then
-        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE, active_mtu $ibmtu"
+        say "ok client: ibv_devinfo: $ibdev $(grep -m1 'transport:' /tmp/devinfo | tr -s ' \t' ' '), PORT_ACTIVE, active_mtu $ibmtu, $(grep -m1 'atomic_cap:' /tmp/devinfo | tr -s ' \t' ' ')"
     else
         fail "client: ibv_devinfo"
         sed 's/^/guest: client: /' /tmp/devinfo | head -n 20
@@ -474,8 +516,15 @@ verbs_client() {
     # UCX: guest-verbs's, not guest-migrate's).
     if ! command -v ucx_info >/dev/null; then
         :
-    elif ucx_info -d >/tmp/ucx.out 2>&1; then
+    # (as UCX_ENV: ernic's WQEs have 4 SGEs, UCX asks for 5 or 6 unless
+    # told, and without them its RC and UD interfaces do not open)
+    elif UCX_IB_TX_MIN_SGE=3 ucx_info -d >/tmp/ucx.out 2>&1; then
         say "ok client: ucx_info -d on $ibdev: $(grep -B1 "Device: $ibdev:1" /tmp/ucx.out | grep -o 'Transport: [a-z_]*' | tr '\n' ' ')"
+        # rc_verbs's atomics, if UCX found the device's
+        say "client: ucx_info rc_verbs on $ibdev: $(awk -v d="$ibdev:1" \
+            '/Transport:/ { t = $3 } /Device:/ { dev = $3 }
+             t == "rc_verbs" && dev == d && /atomic_/ { printf "%s %s %s; ", $2, $3, $4 }' \
+            /tmp/ucx.out)"
     else
         fail "client: ucx_info -d"
     fi

@@ -16,7 +16,8 @@
 # one:ib_write_bw:1048576:3000), long enough for `perf record -a`.
 # ERNIC_VERBS_STEPS=ucx: UCX's ucx_perftest steps alone (UCP over UD and
 # RC+UD, UCT over each), every test of them; =fabric: libfabric's;
-# =qperf: qperf's RC tests alone.
+# =qperf: qperf's RC tests alone; =atomic: the atomic steps alone
+# (perftest's, qperf's and UCT's).
 # ERNIC_VERBS_STEPS=datagram: the UD, UC and multicast steps alone.
 #   --check: print TAP (for `meson test`) instead of the transcript
 #   --summary: print a short summary (the README's main command)
@@ -145,11 +146,11 @@ pair_transcript "$tmp" server client
 if [ "$check" != 1 ]; then
     show_pair_transcript "$ulp: $what: ${ms} ms (TCG)"
 fi
-# tap_or_skip FLAG NAME PATTERN WHY: tap NAME on PATTERN when FLAG is 1,
-# else a SKIP that says WHY.
+# tap_or_skip FLAG NAME PATTERN WHY [COUNT]: tap NAME on PATTERN (COUNT
+# lines of it) when FLAG is 1, else a SKIP that says WHY.
 tap_or_skip() {
     if [ "$1" = 1 ]; then
-        tap "$2" "$3"
+        tap "$2" "$3" "${5:-1}"
     else
         n=$((n + 1))
         echo "ok $n - # SKIP $4"
@@ -158,7 +159,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..32"
+    echo "1..38"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -202,14 +203,26 @@ verbs_taps() {
         'ok client: fi_pingpong dgram'
     tap "rping, 100 pings, payload checked" 'ok client: rping 100'
     tap "qperf -cm1: rc_bw, rc_lat, rc_rdma_read_bw, rc_rdma_write_bw, rc_rdma_write_poll_lat (send-only and receive-only QPs), each reporting" \
-        'ok client: qperf rc_[a-z_]*: rc_' 5
+        'ok client: qperf \(rc_bw\|rc_lat\|rc_rdma_read_bw\|rc_rdma_write_bw\|rc_rdma_write_poll_lat\): ' 5
+    # Atomics (ERNIC-X ATOMIC on ernic): perftest's with both operations,
+    # qperf's rates and checked results, and UCT's over rc_verbs, which
+    # uses the device's (ucx_info lists them)
+    for t in "ib_atomic_bw FETCH_AND_ADD" "ib_atomic_bw CMP_AND_SWAP" \
+             "ib_atomic_lat FETCH_AND_ADD" "ib_atomic_lat CMP_AND_SWAP"; do
+        tap "perftest $t" "ok client: $t: "
+    done
+    tap "qperf -cm1: rc_compare_swap_mr, rc_fetch_add_mr, ver_rc_compare_swap, ver_rc_fetch_add, each reporting a rate" \
+        'ok client: qperf [a-z_]*\(compare_swap\|fetch_add\)[a-z_]*: .* K/sec' 4
+    tap_or_skip "$uct" "UCX: ucx_info lists rc_verbs's 64-bit atomics on $cdev; UCT add_lat, fadd and cswap over rc_verbs" \
+        'client: ucx_info rc_verbs on .*atomic_add: 64 bit; atomic_fadd: 64 bit; atomic_cswap: 64 bit\|ok client: uct rc_verbs \(add_lat\|fadd\|cswap\):' \
+        "UCT's ucx_perftest needs one kind of device on both sides" 4
     for t in ib_write_bw ib_read_bw ib_send_bw ib_write_lat ib_send_lat \
              ib_read_lat; do
         tap "perftest $t" "ok client: $t "
     done
     tap_or_skip "$([ "$cdev" = ernic ] && echo 1)" \
-        "a process reaches no memory but its own (23 checks on direct QPs, SRQs and UD QPs, 14 on the command path)" \
-        'ok client: uverbs security: 23 direct, 14 command path' \
+        "a process reaches no memory but its own (24 checks on direct QPs, SRQs and UD QPs, 15 on the command path)" \
+        'ok client: uverbs security: 24 direct, 15 command path' \
         "the security checks are ernic's"
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
