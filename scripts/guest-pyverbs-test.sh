@@ -36,8 +36,8 @@ guest_boot "${image[0]}" "${image[1]}" -netdev user,id=n0 -device "$nic"
 
 # Passed: run less skipped (a test's "ok" may land on a line of its own
 # when a child process prints).
-# A run with the expected failure (guest/init-pyverbs.sh) ends "FAILED
-# (failures=1, skipped=N)"; that test did not pass.
+# A run with failures ends "FAILED (failures=N, skipped=M)"; those tests
+# did not pass.
 ran=$(printf '%s\n' "$transcript" | sed -n 's/^guest: pyverbs: Ran \([0-9]*\) .*/\1/p')
 skipped=$(printf '%s\n' "$transcript" |
           sed -n 's/^guest: pyverbs: \(OK\|FAILED\) (.*skipped=\([0-9]*\)).*/\2/p')
@@ -54,22 +54,28 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..12"
-tap "rdma-core's Python tests on $dev: no failure, no error but the \
-expected one (test_mr_rereg_atomic: an atomic WR, ernic has no atomics)" \
-    '^guest: pyverbs: OK\|^guest: pyverbs: expected failure: test_mr_rereg_atomic'
+echo "1..13"
+tap "rdma-core's Python tests on $dev: no failure, no error" \
+    '^guest: pyverbs: OK'
 # ernic passed 53 or 54 of 321 on 2026-11-25 (rdmacm's UDP test skips
 # when its active side does), 55 with SRQs and 77 with UD QPs on
-# 2026-11-27, 82 with UC QPs, 85 with multicast and 86 with SRQ resize
-# the same day (rxe: 99 with atomics, memory windows, UC and multicast);
-# fewer than 86 is a regression.
+# 2026-11-27, 82 with UC QPs, 85 with multicast, 86 with SRQ resize and
+# 96 with atomics (rxe: 99, with memory windows and CQ resize); fewer
+# than 96 is a regression.
 n=$((n + 1))
-if [ "$dev" != ernic ] || [ "$passed" -ge 86 ]; then
-    echo "ok $n - $passed of ${ran:-0} tests passed (at least 86 on ernic)"
+if [ "$dev" != ernic ] || [ "$passed" -ge 96 ]; then
+    echo "ok $n - $passed of ${ran:-0} tests passed (at least 96 on ernic)"
 else
-    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 86 on ernic)"
+    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 96 on ernic)"
     fail=1
 fi
+# ERNIC-X atomics: test_atomic.py's traffic and refusals (an R_Key, an
+# L_Key, an MR and a QP without atomic access, a misaligned address),
+# the ibv_wr_atomic_*() forms, and an MR's atomic access reregistered
+# with an atomic through it (by name and docstring).
+tap "atomics: test_atomic.py's 7, ibv_wr_atomic_cmp_swp and \
+_fetch_add, atomic access reregistered (test_mr)" \
+    '^guest: test: \(test_atomic_[a-z_]*\|test_qp_ex_rc_atomic_\(cmp_swp\|fetch_add\)\|Test the rereg of MR.s atomic access\) .* ok$' 10
 # ERNIC-X SRQs (docs/extension.md): test_srq.py's traffic, limit and
 # resize tests (the limit's IBV_EVENT_SRQ_LIMIT_REACHED through the
 # async events; max_wr doubled, IBV_DEVICE_SRQ_RESIZE). By docstring.
