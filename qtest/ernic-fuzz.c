@@ -311,7 +311,10 @@ static void act_post(Fuzz *z)
                      PICK(z, ERNIC_OP_WRITE, ERNIC_OP_WRITE_IMM, ERNIC_OP_SEND,
                           ERNIC_OP_SEND_IMM, ERNIC_OP_READ,
                           ERNIC_OP_SEND_INV, ERNIC_OP_REG_MR,
-                          ERNIC_OP_LOCAL_INV) : below(z, 256);
+                          ERNIC_OP_LOCAL_INV, ERNIC_OP_ATOMIC_CMP_SWP,
+                          ERNIC_OP_ATOMIC_FETCH_ADD) : below(z, 256);
+        bool atomic = op == ERNIC_OP_ATOMIC_CMP_SWP ||
+                      op == ERNIC_OP_ATOMIC_FETCH_ADD;
 
         for (int b = 0; b < ERNIC_WQE_SIZE; b += 8) {
             stq_le_p(wqe + b, rnd(z));
@@ -324,6 +327,11 @@ static void act_post(Fuzz *z)
                  any_len(z, 1024));
         stq_le_p(&wqe[ERNIC_WQE_ROFFSET], chance(z, 75) ?
                  MR_VA + below(z, MR_LEN) : rnd(z));
+        if (atomic && chance(z, 80)) {
+            /* Mostly the 8 aligned bytes an atomic names (ERNIC-X). */
+            stl_le_p(&wqe[ERNIC_WQE_LENGTH], 8);
+            stq_le_p(&wqe[ERNIC_WQE_ROFFSET], MR_VA + below(z, 64) * 8);
+        }
         stl_le_p(&wqe[ERNIC_WQE_RTAG], chance(z, 80) ? RKEY : any_val(z));
         qtest_memwrite(z->r->qts, sq + (z->sqpi[dev][qpn] % depth) *
                        ERNIC_WQE_SIZE, wqe, sizeof(wqe));
@@ -418,6 +426,12 @@ static void act_ext_qp(Fuzz *z, int dev)
     ernic_rig_wr(z->r, dev, x + ERNIC_QKEY, chance(z, 80) ? FUZZ_QKEY :
                  any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
+    if (chance(z, 50)) {
+        /* Remote atomic access, which changes on an enabled QP too. */
+        ernic_rig_wr(z->r, dev, x + ERNIC_EXTQPCONF,
+                     ernic_rig_rd(z->r, dev, x + ERNIC_EXTQPCONF) ^
+                     ERNIC_EXTQPCONF_ATOMIC);
+    }
 }
 
 /*
@@ -593,7 +607,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_SRQ | ERNIC_EXT_F_UC,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_XWQE |
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
-                                   ERNIC_EXT_F_UD | ERNIC_EXT_F_MCAST) :
+                                   ERNIC_EXT_F_UD | ERNIC_EXT_F_MCAST,
+                                   ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
+                                   ERNIC_EXT_F_ATOMIC) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -615,7 +631,7 @@ static void act_ext(Fuzz *z)
                  ERNIC_MRKEY_STATE_SHIFT);
     ernic_rig_wr(z->r, dev, ERNIC_MRPD, chance(z, 80) ? PD_NUM : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_MRACC, chance(z, 70) ?
-                 (below(z, 32) | PICK(z, 12, 13, 21, 30) <<
+                 (below(z, 64) | PICK(z, 12, 13, 21, 30) <<
                   ERNIC_MRACC_SHIFT_SHIFT) : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_MRIOVALO, chance(z, 70) ? (uint32_t)MR_VA +
                  below(z, 0x1000) : any_val(z));
@@ -897,6 +913,19 @@ static void act_inject(Fuzz *z)
     for (size_t k = 0; k < paylen; k++) {
         pay[k] = rnd(z);
     }
+    if ((op == 0x13 || op == 0x14) && chance(z, 70)) {
+        /* An AtomicETH on the region, mostly aligned (ERNIC-X ATOMIC). */
+        ext_len = 28;
+        stq_be_p(ext, MR_VA + below(z, 64) * 8 + (chance(z, 90) ? 0 :
+                                                  below(z, 8)));
+        stl_be_p(ext + 8, chance(z, 80) ? RKEY : rnd(z));
+        paylen = chance(z, 80) ? 0 : below(z, 64);
+        if (dqpn == (to ? QPN_B : QPN_A) && chance(z, 50)) {
+            /* The PSN the QP expects: the atomic is executed. */
+            psn = (ernic_rig_qrd(z->r, to, dqpn, ERNIC_LSTRQREQ) + 1) &
+                  0xffffff;
+        }
+    }
     if (chance(z, 10)) {
         /* To the fuzzer's multicast group, or near it. */
         mdst = *dst;
@@ -1055,6 +1084,20 @@ static void setup(Fuzz *z)
     cfg.rq_depth = 8;
     for (int i = 0; z->reconic && i < NDEV; i++) {
         ernic_rig_rn_bridge(z->r, i);
+    }
+    if (z->seed & 1) {
+        /*
+         * Odd seeds start with ERNIC-X atomics on, QPs A, B and 4
+         * taking them: otherwise an atomic needs a run of lucky
+         * actions (EXTCTRL, then EXTQPCONFi[7], then a post).
+         */
+        for (int i = 0; i < NDEV; i++) {
+            ernic_rig_wr(z->r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_ATOMIC);
+            ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                         ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_ATOMIC);
+            ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(4) + ERNIC_EXTQPCONF,
+                         ERNIC_EXTQPCONF_ATOMIC);
+        }
     }
     ernic_rig_connect_pair(z->r, &cfg);
     cfg.pmtu = ERNIC_PMTU_4096;
