@@ -480,6 +480,7 @@ int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr);
 int ernic_user_check_recv(const struct ib_recv_wr *wr);
 
 /* ernic_cq.c */
+int ernic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata);
 int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);

@@ -33,6 +33,22 @@ int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	return 0;
 }
 
+/*
+ * The CQ holds no entries (above), so any size within the device's
+ * limit takes at once, even below the completions not yet polled: they
+ * wait in the QPs' own rings, which cannot overflow the CQ.
+ */
+int ernic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	if (cqe < 1 || cqe > ERNIC_MAX_CQE) {
+		ibdev_dbg(ibcq->device, "CQ resize to %d entries refused\n",
+			  cqe);
+		return -EINVAL;
+	}
+	ibcq->cqe = cqe;
+	return 0;
+}
+
 int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	/* The core refuses while QPs use it (usecnt). */

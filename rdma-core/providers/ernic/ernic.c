@@ -154,6 +154,16 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	return &cq->vcq.cq;
 }
 
+/* The kernel's CQ holds no entries: a new size takes at once. */
+static int ernic_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct ib_uverbs_resize_cq_resp resp;
+	struct ibv_resize_cq cmd;
+
+	return ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp,
+				 sizeof(resp));
+}
+
 /*
  * Initialised before the CQ exists in the kernel: a QP may be attached
  * to it from then on.
@@ -402,6 +412,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.reg_mr = ernic_reg_mr,
 	.req_notify_cq = ibv_cmd_req_notify_cq,
 	.rereg_mr = ernic_rereg_mr,
+	.resize_cq = ernic_resize_cq,
 };
 
 static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
