@@ -1599,6 +1599,331 @@ static void add_cases(const char *prefix, const void *cases, size_t n,
     }
 }
 
+/*
+ * Memory windows (feature MW, docs/extension.md): windows at entries
+ * MW2_INDEX (type 2) and MW1_INDEX (type 1) of device 1, bound by BIND
+ * WQEs of QP B to part of the page-list region XRKEY, which has MW bind
+ * access but no remote access of its own.
+ */
+#define MW2_INDEX       9
+#define MW1_INDEX       10
+#define MW_KEY(idx, k)  ((uint32_t)(idx) << 8 | (k))
+#define MW_VA           (XMR_IOVA + 100)
+#define MW_LEN          8000
+#define MW_FEAT         (ERNIC_EXT_F_MR | ERNIC_EXT_F_MW)
+#define MW_RW           (ERNIC_MRACC_REMOTE_READ | ERNIC_MRACC_REMOTE_WRITE)
+
+/* Window @idx of device 1: allocated (invalid), of @pd. */
+static void put_window(ErnicRig *r, uint32_t idx, bool type2, uint32_t pd)
+{
+    mr_window(r, 1, ERNIC_MR_INVALID, pd, ERNIC_MRACC_MW |
+              (type2 ? ERNIC_MRACC_MW_TYPE2 : 0), 0, 0, 0, 0);
+    g_assert_cmpuint(mr_cmd(r, 1, idx, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+}
+
+static ErnicRig *mw_pair(uint32_t feat, uint32_t region_acc)
+{
+    ErnicRig *r = ext_pair_with(feat);
+
+    setup_paged_mr(r, region_acc, PD_NUM);
+    put_window(r, MW2_INDEX, true, PD_NUM);
+    put_window(r, MW1_INDEX, false, PD_NUM);
+    return r;
+}
+
+/* A BIND WQE on QP B, rung, not waited for. */
+static void post_bind(ErnicRig *r, uint16_t wrid, uint32_t rkey, uint64_t va,
+                      uint64_t len, uint32_t lkey, uint32_t acc)
+{
+    uint8_t sd[16];
+
+    stq_le_p(sd, len);
+    stl_le_p(sd + 8, lkey);
+    stl_le_p(sd + 12, acc);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, wrid, ERNIC_OP_BIND_MW,
+                   0, 0, va, rkey, 0, sd);
+}
+
+/* A BIND, LOCAL_INV, ... of QP B that completes without error. */
+static void local_done(ErnicRig *r, uint16_t wrid, uint8_t op)
+{
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, wrid), ==, CQE(op, wrid));
+}
+
+/*
+ * WQE @wrid (@op, in slot @wrid) of device @i's QP ends in ERRFLAG and
+ * FATAL 0x05.
+ */
+static void wqe_refused_on(ErnicRig *r, int i, uint16_t wrid, uint8_t op)
+{
+    uint32_t qpn = i ? QPN_B : QPN_A;
+
+    ernic_rig_poll_cqhead(r, i, qpn);
+    g_assert_cmphex(ernic_rig_cqe(r, i, wrid), ==, ERRFLAG | CQE(op, wrid));
+    g_assert_cmphex(ernic_rig_fatal_entry(r, i, 0), ==,
+                    (qpn << 16) | ERNIC_FATAL_WQE_PROCESSOR);
+    g_assert_cmphex(ernic_rig_qrd(r, i, qpn, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, !=, 0);
+}
+
+static void local_refused(ErnicRig *r, uint16_t wrid, uint8_t op)
+{
+    wqe_refused_on(r, 1, wrid, op);
+}
+
+/* Device 0 moves @len bytes through @rkey at @va; returns the CQE. */
+static uint32_t via(ErnicRig *r, uint16_t wrid, uint8_t op, uint32_t rkey,
+                    uint64_t va, uint32_t len)
+{
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, op,
+                   DEV_BASE(0) + SRC_OFF + (op == ERNIC_OP_READ ? 0x40000 : 0),
+                   len, va, rkey, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    return ernic_rig_cqe(r, 0, wrid);
+}
+
+/* Device 1 refused the last request with FATAL @code. */
+static void refused_with(ErnicRig *r, uint16_t code)
+{
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | code);
+}
+
+/*
+ * A type 2 window over part of the region: a WRITE through it lands in
+ * the region's pages and a READ brings it back; the region's own key has
+ * no remote access; past the window's end is a range error (0x16).
+ */
+static void test_mw_type2(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+    uint32_t key = MW_KEY(MW2_INDEX, 0x51);
+    uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 3000, 61);
+    uint32_t pos = 0x123 + 100 + 3000;      /* byte MW_VA + 3000 */
+
+    post_bind(r, 0, key, MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    mr_cmd(r, 1, MW2_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
+                    0x51 | ERNIC_MR_VALID << ERNIC_MRKEY_STATE_SHIFT);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRLENLO), ==, MW_LEN);
+
+    g_assert_cmphex(via(r, 0, ERNIC_OP_WRITE, key, MW_VA + 3000, 3000), ==,
+                    CQE(ERNIC_OP_WRITE, 0));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[0] + pos, p,
+                         4096 - pos);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + xmr_page_off[1],
+                         p + 4096 - pos, 3000 - (4096 - pos));
+    g_assert_cmphex(via(r, 1, ERNIC_OP_READ, key, MW_VA + 3000, 3000), ==,
+                    CQE(ERNIC_OP_READ, 1));
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF + 0x40000, p, 3000);
+
+    via(r, 2, ERNIC_OP_WRITE, key, MW_VA + MW_LEN - 10, 20);
+    refused_with(r, ERNIC_FATAL_RETH_LENGTH);
+    g_free(p);
+    ernic_rig_stop(r);
+}
+
+/* The region's own key has no remote access: only the window does. */
+static void test_mw_region_key(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+
+    post_bind(r, 0, MW_KEY(MW2_INDEX, 1), MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    via(r, 0, ERNIC_OP_WRITE, XRKEY, MW_VA, 16);
+    refused_with(r, ERNIC_FATAL_RKEY);
+    ernic_rig_stop(r);
+}
+
+/*
+ * A window bound for READ only refuses a WRITE; after LOCAL_INV a type 2
+ * window is free again: bound anew with another key byte it takes
+ * WRITEs, and the old key is refused.
+ */
+static void test_mw_invalidate(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+    uint32_t k1 = MW_KEY(MW2_INDEX, 1), k2 = MW_KEY(MW2_INDEX, 2);
+
+    post_bind(r, 0, k1, MW_VA, MW_LEN, XRKEY, ERNIC_MRACC_REMOTE_READ);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    g_assert_cmphex(via(r, 0, ERNIC_OP_READ, k1, MW_VA, 64), ==,
+                    CQE(ERNIC_OP_READ, 0));
+    /* Bound already: a second bind of a type 2 window is refused... */
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 1, ERNIC_OP_LOCAL_INV,
+                   0, 0, 0, k1, 0, NULL);
+    local_done(r, 1, ERNIC_OP_LOCAL_INV);
+    post_bind(r, 2, k2, MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 2, ERNIC_OP_BIND_MW);
+    g_assert_cmphex(via(r, 1, ERNIC_OP_WRITE, k2, MW_VA, 64), ==,
+                    CQE(ERNIC_OP_WRITE, 1));
+    via(r, 2, ERNIC_OP_WRITE, k1, MW_VA, 64);
+    refused_with(r, ERNIC_FATAL_RKEY);
+    ernic_rig_stop(r);
+}
+
+/* A SEND with Invalidate naming a bound type 2 window invalidates it. */
+static void test_mw_remote_inv(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT | ERNIC_EXT_F_RINV,
+                          ERNIC_MRACC_MW_BIND | ERNIC_MRACC_LOCAL_WRITE);
+    uint32_t key = MW_KEY(MW2_INDEX, 7);
+    uint8_t ieth[4];
+
+    post_bind(r, 0, key, MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    stl_be_p(ieth, key);
+    g_assert_cmphex(request(r, 0x17, PSN_A, ieth, 4, 40), ==, 0x1f);
+    mr_cmd(r, 1, MW2_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
+                    7 | ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_stop(r);
+}
+
+/*
+ * A type 1 window is bound again with a new key (the old one refused),
+ * unbound by a bind of length 0, and never invalidated: LOCAL_INV of it
+ * fails (FATAL 0x05).
+ */
+static void test_mw_type1(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+    uint32_t k1 = MW_KEY(MW1_INDEX, 1), k2 = MW_KEY(MW1_INDEX, 2);
+
+    post_bind(r, 0, k1, MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    post_bind(r, 1, k2, MW_VA, 64, XRKEY, MW_RW);
+    local_done(r, 1, ERNIC_OP_BIND_MW);
+    g_assert_cmphex(via(r, 0, ERNIC_OP_WRITE, k2, MW_VA, 64), ==,
+                    CQE(ERNIC_OP_WRITE, 0));
+    post_bind(r, 2, k1, 0, 0, 0, 0);
+    local_done(r, 2, ERNIC_OP_BIND_MW);
+    mr_cmd(r, 1, MW1_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
+                    1 | ERNIC_MR_INVALID << ERNIC_MRKEY_STATE_SHIFT);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 3, ERNIC_OP_LOCAL_INV,
+                   0, 0, 0, k1, 0, NULL);
+    local_refused(r, 3, ERNIC_OP_LOCAL_INV);
+    ernic_rig_stop(r);
+}
+
+/*
+ * When the region changes (written again, here freed) its windows are
+ * unbound at once: none outlives the pages it reached.
+ */
+static void test_mw_region_gone(void)
+{
+    ErnicRig *r = mw_pair(MW_FEAT, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+    uint32_t key = MW_KEY(MW2_INDEX, 3);
+
+    post_bind(r, 0, key, MW_VA, MW_LEN, XRKEY, MW_RW);
+    local_done(r, 0, ERNIC_OP_BIND_MW);
+    put_entry(r, ERNIC_MR_FREE, 0, 0, 0, 0, 0, 0);
+    mr_cmd(r, 1, MW2_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY) >>
+                    ERNIC_MRKEY_STATE_SHIFT, ==, ERNIC_MR_INVALID);
+    via(r, 0, ERNIC_OP_WRITE, key, MW_VA, 16);
+    refused_with(r, ERNIC_FATAL_RKEY);
+    ernic_rig_stop(r);
+}
+
+/* Refused binds: ERRFLAG, FATAL 0x05, the window unchanged. */
+typedef struct MwRefusal {
+    const char *name;
+    uint32_t region_acc;        /* the region's access */
+    uint32_t window_pd;
+    uint32_t rkey;
+    uint64_t va, len;
+    uint32_t lkey, acc;
+    bool bind_first;            /* the type 2 window is bound already */
+} MwRefusal;
+
+#define MWB     (ERNIC_MRACC_MW_BIND | ERNIC_MRACC_LOCAL_WRITE)
+
+static const MwRefusal mw_refusals[] = {
+    { "no-bind-access", ERNIC_MRACC_LOCAL_WRITE, PD_NUM,
+      MW_KEY(MW2_INDEX, 1), MW_VA, 64, XRKEY, MW_RW },
+    { "window-other-pd", MWB, PD_NUM + 1, MW_KEY(MW2_INDEX, 1), MW_VA, 64,
+      XRKEY, MW_RW },
+    { "region-key-byte", MWB, PD_NUM, MW_KEY(MW2_INDEX, 1), MW_VA, 64,
+      XRKEY ^ 1, MW_RW },
+    { "past-region", MWB, PD_NUM, MW_KEY(MW2_INDEX, 1), MW_VA, XMR_LEN,
+      XRKEY, MW_RW },
+    { "write-without-local-write", ERNIC_MRACC_MW_BIND, PD_NUM,
+      MW_KEY(MW2_INDEX, 1), MW_VA, 64, XRKEY, ERNIC_MRACC_REMOTE_WRITE },
+    { "region-as-window", MWB, PD_NUM, MW_KEY(XMR_INDEX, 1), MW_VA, 64,
+      XRKEY, MW_RW },
+    { "window-as-region", MWB, PD_NUM, MW_KEY(MW2_INDEX, 1), 0, 0,
+      MW_KEY(MW1_INDEX, 0x33), 0 },
+    { "type2-bound", MWB, PD_NUM, MW_KEY(MW2_INDEX, 2), MW_VA, 64, XRKEY,
+      MW_RW, true },
+};
+
+static void test_mw_refused(const void *opaque)
+{
+    const MwRefusal *t = opaque;
+    ErnicRig *r = mw_pair(MW_FEAT, t->region_acc);
+    uint16_t wrid = 0;
+
+    put_window(r, MW2_INDEX, true, t->window_pd);
+    if (t->bind_first) {
+        post_bind(r, wrid, MW_KEY(MW2_INDEX, 1), MW_VA, 64, XRKEY, MW_RW);
+        local_done(r, wrid++, ERNIC_OP_BIND_MW);
+    }
+    post_bind(r, wrid, t->rkey, t->va, t->len, t->lkey, t->acc);
+    local_refused(r, wrid, ERNIC_OP_BIND_MW);
+    mr_cmd(r, 1, MW2_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY), ==,
+                    t->bind_first ? 1 | ERNIC_MR_VALID << 8 :
+                    XMR_KEY | ERNIC_MR_INVALID << 8);
+    ernic_rig_stop(r);
+}
+
+/* A window is no L_Key: a keyed SGE naming one is refused (FATAL 0x05). */
+static void test_mw_lkey(void)
+{
+    ErnicRig *r = xwqe_pair_conf(MW_FEAT | ERNIC_EXT_F_XWQE,
+                                 ERNIC_MRACC_LOCAL_WRITE, ERNIC_EXTQPCONF_XWQE);
+    XSge sg = { XS_IOVA, 64, MW_KEY(MW2_INDEX, XMR_KEY) };
+
+    mr_window(r, 0, ERNIC_MR_VALID, PD_NUM, ERNIC_MRACC_MW |
+              ERNIC_MRACC_MW_TYPE2 | ERNIC_MRACC_LOCAL_WRITE |
+              ERNIC_MRACC_PHYS, XS_IOVA, 4096, XS_C, 0);
+    g_assert_cmpuint(mr_cmd(r, 0, MW2_INDEX, ERNIC_MRCMD_WRITE), ==,
+                     ERNIC_MRSTS_OK);
+    post_x(r, 0, ERNIC_OP_WRITE, 1, &sg, MR_VA, RKEY);
+    wqe_refused_on(r, 0, 0, ERNIC_OP_WRITE);
+    ernic_rig_stop(r);
+}
+
+/* Without EXTCTRL.MW a BIND WQE has a reserved opcode (INTSTS[5]). */
+static void test_mw_off(void)
+{
+    ErnicRig *r = mw_pair(ERNIC_EXT_F_MR, ERNIC_MRACC_MW_BIND |
+                          ERNIC_MRACC_LOCAL_WRITE);
+
+    post_bind(r, 0, MW_KEY(MW2_INDEX, 1), MW_VA, MW_LEN, XRKEY, MW_RW);
+    ernic_rig_poll_cqhead(r, 1, QPN_B);
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 0), ==,
+                    ERRFLAG | CQE(ERNIC_OP_BIND_MW, 0));
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_INTSTS) &
+                    ERNIC_INT_ILLEGAL_OPCODE, !=, 0);
+    mr_cmd(r, 1, MW2_INDEX, ERNIC_MRCMD_READ);
+    g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_MRKEY) >>
+                    ERNIC_MRKEY_STATE_SHIFT, ==, ERNIC_MR_INVALID);
+    ernic_rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1649,5 +1974,19 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/qp1/place", test_qp1_place);
     qtest_add_func("/ernic/ext/qp1/too-short", test_qp1_short);
     qtest_add_func("/ernic/ext/qp1/off", test_qp1_off);
+    qtest_add_func("/ernic/ext/mw/type2", test_mw_type2);
+    qtest_add_func("/ernic/ext/mw/region-key", test_mw_region_key);
+    qtest_add_func("/ernic/ext/mw/invalidate", test_mw_invalidate);
+    qtest_add_func("/ernic/ext/mw/remote-inv", test_mw_remote_inv);
+    qtest_add_func("/ernic/ext/mw/type1", test_mw_type1);
+    qtest_add_func("/ernic/ext/mw/region-gone", test_mw_region_gone);
+    for (size_t k = 0; k < ARRAY_SIZE(mw_refusals); k++) {
+        g_autofree char *name = g_strdup_printf("/ernic/ext/mw/refused/%s",
+                                                mw_refusals[k].name);
+
+        qtest_add_data_func(name, &mw_refusals[k], test_mw_refused);
+    }
+    qtest_add_func("/ernic/ext/mw/lkey", test_mw_lkey);
+    qtest_add_func("/ernic/ext/mw/off", test_mw_off);
     return g_test_run();
 }

@@ -602,6 +602,58 @@ static void test_atomic(void)
 }
 
 /*
+ * A type 2 window of device 1 bound when the machine moves: after the
+ * move a WRITE through it lands, and when its region is freed the window
+ * goes with it (the "ernic/ext-mr/window" subsection keeps which region
+ * it is bound to; without it the window would outlive its region and
+ * the last WRITE would land in freed memory).
+ */
+static void test_window(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    uint32_t region = XMR_INDEX << 8 | 0x33, key = 9 << 8 | 0x21;
+    uint8_t sd[16] = { 0 };
+    g_autofree uint8_t *p = NULL;
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_MW);
+    }
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    g_assert_cmpuint(ernic_rig_xmr(r, 1, XMR_INDEX, 0x33 | ERNIC_MR_VALID << 8,
+                                   PD_NUM, ERNIC_MRACC_PHYS |
+                                   ERNIC_MRACC_MW_BIND |
+                                   ERNIC_MRACC_LOCAL_WRITE, MR_VA, 0x10000,
+                                   DEV_BASE(1) + MR_OFF, 0), ==, 0);
+    g_assert_cmpuint(ernic_rig_xmr(r, 1, 9, ERNIC_MR_INVALID << 8, PD_NUM,
+                                   ERNIC_MRACC_MW | ERNIC_MRACC_MW_TYPE2, 0, 0,
+                                   0, 0), ==, 0);
+    stq_le_p(sd, 0x1000);
+    stl_le_p(sd + 8, region);
+    stl_le_p(sd + 12, ERNIC_MRACC_REMOTE_WRITE);
+    ernic_rig_post(r, 1, QPN_B, DEV_BASE(1) + SQ_OFF, 0, ERNIC_OP_BIND_MW, 0,
+                   0, MR_VA + 0x100, key, 0, sd);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 1, QPN_B));
+    g_assert_cmphex(ernic_rig_cqe(r, 1, 0), ==, CQE(ERNIC_OP_BIND_MW, 0));
+
+    rig_migrate(r);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 5);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 64, MR_VA + 0x100, key, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + 0x100, p, 64);
+    g_assert_cmpuint(ernic_rig_xmr(r, 1, XMR_INDEX, ERNIC_MR_FREE << 8, 0, 0,
+                                   0, 0, 0, 0), ==, 0);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 64, MR_VA + 0x100, key, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_cmphex(ernic_rig_fatal_entry(r, 1, 0), ==,
+                    (QPN_B << 16) | ERNIC_FATAL_RKEY);
+    ernic_rig_stop(r);
+}
+
+/*
  * The responder's 16 READ resources are duplicates queued again (the
  * "ernic/read-res/replay" subsection) when the machine moves; a new READ
  * after it takes the place of the oldest and is answered. Had the mark
@@ -904,6 +956,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/uc-send", test_uc_send);
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/atomic", test_atomic);
+    qtest_add_func("/ernic/migrate/window", test_window);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
     qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);

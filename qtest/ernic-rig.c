@@ -392,16 +392,38 @@ void ernic_rig_post(ErnicRig *r, int i, uint32_t qpn, uint64_t sq,
 
     qernic_wqe(wqe, opcode, wrid, laddr, len, raddr, rkey, imm);
     if (sdata) {
-        /* SEND data, or an ERNIC-X atomic's two operands. */
-        bool atomic = opcode == ERNIC_OP_ATOMIC_CMP_SWP ||
-                      opcode == ERNIC_OP_ATOMIC_FETCH_ADD;
+        /* SEND data, or an ERNIC-X atomic's operands or bind's fields. */
+        bool whole = opcode == ERNIC_OP_ATOMIC_CMP_SWP ||
+                     opcode == ERNIC_OP_ATOMIC_FETCH_ADD ||
+                     opcode == ERNIC_OP_BIND_MW;
 
-        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, atomic ? 16 : MIN(len, 16));
+        memcpy(&wqe[ERNIC_WQE_SDATA], sdata, whole ? 16 : MIN(len, 16));
     }
     qtest_memwrite(QTS(r, sq), sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
                    sizeof(wqe));
     d->sqpi++;
     ernic_rig_qwr(r, i, qpn, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+}
+
+uint32_t ernic_rig_xmr(ErnicRig *r, int i, uint32_t idx, uint32_t key,
+                       uint32_t pd, uint32_t acc, uint64_t iova, uint64_t len,
+                       uint64_t pbl, uint32_t npages)
+{
+    static const uint32_t regs[] = {
+        ERNIC_MRKEY, ERNIC_MRPD, ERNIC_MRACC, ERNIC_MRIOVALO, ERNIC_MRIOVAHI,
+        ERNIC_MRLENLO, ERNIC_MRLENHI, ERNIC_MRPBLLO, ERNIC_MRPBLHI,
+        ERNIC_MRNPAGES, ERNIC_MRIDX,
+    };
+    const uint32_t val[] = {
+        key, pd, acc, iova, iova >> 32, len, len >> 32, pbl, pbl >> 32,
+        npages, idx,
+    };
+
+    for (size_t k = 0; k < ARRAY_SIZE(regs); k++) {
+        ernic_rig_wr(r, i, regs[k], val[k]);
+    }
+    ernic_rig_wr(r, i, ERNIC_MRCMD, ERNIC_MRCMD_WRITE);
+    return ernic_rig_rd(r, i, ERNIC_MRSTS);
 }
 
 bool ernic_rig_all_done(ErnicRig *r, int i, uint32_t qpn)

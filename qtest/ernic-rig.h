@@ -267,6 +267,15 @@ void ernic_rig_post(ErnicRig *r, int i, uint32_t qpn, uint64_t sq,
                     uint64_t raddr, uint32_t rkey, uint32_t imm,
                     const uint8_t *sdata);
 
+/*
+ * ERNIC-X: entry @idx of device @i's extended MR table written through
+ * the MR window (docs/extension.md, "Registers"); returns MRSTS. @key
+ * is MRKEY: the key byte and the state.
+ */
+uint32_t ernic_rig_xmr(ErnicRig *r, int i, uint32_t idx, uint32_t key,
+                       uint32_t pd, uint32_t acc, uint64_t iova, uint64_t len,
+                       uint64_t pbl, uint32_t npages);
+
 /* Completion of everything posted: CQHEAD == SQPI (see ernic_comp.c). */
 bool ernic_rig_all_done(ErnicRig *r, int i, uint32_t qpn);
 /* CQE @n of device @i's QP at DEV_BASE(i). */

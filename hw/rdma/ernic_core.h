@@ -151,6 +151,7 @@ typedef struct ErnicExtMr {
     uint64_t iova;
     uint64_t len;
     uint64_t pbl;               /* page list, or base of a physical MR */
+    uint32_t parent;            /* a bound window: its region's index + 1 */
 } ErnicExtMr;
 
 /* An entry of ERNIC-X's address handle table (feature UD). */
@@ -633,6 +634,11 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 bool ernic_ext_user_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
+
+/* ernic_mw.c: ERNIC-X memory windows */
+void ernic_mw_region_changed(ErnicCore *c, uint32_t idx);
+bool ernic_mw_bind(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
+bool ernic_mw_invalidate(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 
 /* ernic_mcast.c: ERNIC-X multicast groups */
 void ernic_mcast_written(ErnicCore *c, hwaddr addr);

@@ -138,7 +138,9 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
         if (!ernic_ext_mr_from_window(c, &m)) {
             return ERNIC_MRSTS_BAD_FIELD;
         }
+        m.parent = 0;
         c->mrt[idx] = m;
+        ernic_mw_region_changed(c, idx);
         return ERNIC_MRSTS_OK;
     case ERNIC_MRCMD_READ:
         ernic_ext_mr_to_window(c, &c->mrt[idx]);
@@ -146,6 +148,8 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
     case ERNIC_MRCMD_INVALIDATE:
         if (c->mrt[idx].state == ERNIC_MR_VALID) {
             c->mrt[idx].state = ERNIC_MR_INVALID;
+            c->mrt[idx].parent = 0;
+            ernic_mw_region_changed(c, idx);
         }
         return ERNIC_MRSTS_OK;
     default:
@@ -246,11 +250,39 @@ void ernic_ext_unrealize(ErnicCore *c)
     c->aht = NULL;
 }
 
-/* Is @op a fast registration opcode the driver has turned on? */
+/*
+ * Is @op a WQE executed at fetch that the driver has turned on: fast
+ * registration (FRWR) or a window's bind or invalidation (MW)?
+ */
 bool ernic_ext_local_op(ErnicCore *c, uint8_t op)
 {
-    return (op == ERNIC_OP_REG_MR || op == ERNIC_OP_LOCAL_INV) &&
-           ernic_ext_on(c, ERNIC_EXT_F_FRWR);
+    switch (op) {
+    case ERNIC_OP_REG_MR:
+        return ernic_ext_on(c, ERNIC_EXT_F_FRWR);
+    case ERNIC_OP_LOCAL_INV:
+        return ernic_ext_on(c, ERNIC_EXT_F_FRWR | ERNIC_EXT_F_MW);
+    case ERNIC_OP_BIND_MW:
+        return ernic_ext_on(c, ERNIC_EXT_F_MW);
+    default:
+        return false;
+    }
+}
+
+/*
+ * LOCAL_INV: a fast-registration region (whose windows go with it) or,
+ * with MW, a type 2 window.
+ */
+static bool ernic_ext_local_inv(ErnicCore *c, uint32_t qpn, uint32_t key)
+{
+    ErnicExtMr *m = ernic_ext_on(c, ERNIC_EXT_F_FRWR) ?
+                    ernic_ext_fr_mapped(c, qpn, key) : NULL;
+
+    if (m) {
+        m->state = ERNIC_MR_INVALID;
+        ernic_mw_region_changed(c, m - c->mrt);
+        return true;
+    }
+    return ernic_ext_on(c, ERNIC_EXT_F_MW) && ernic_mw_invalidate(c, qpn, key);
 }
 
 /*
@@ -264,11 +296,10 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
     ErnicExtMr *m, n;
 
     if (e->opcode == ERNIC_OP_LOCAL_INV) {
-        m = ernic_ext_fr_mapped(c, qpn, e->rkey);
-        if (m) {
-            m->state = ERNIC_MR_INVALID;
-        }
-        return m != NULL;
+        return ernic_ext_local_inv(c, qpn, e->rkey);
+    }
+    if (e->opcode == ERNIC_OP_BIND_MW) {
+        return ernic_mw_bind(c, qpn, e);
     }
     m = ernic_ext_entry(c, e->rkey >> 8);
     if (!m || m->pd != pd || !(m->acc & ERNIC_MRACC_FRWR) ||
@@ -284,10 +315,12 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
     n.len = e->len;
     n.pbl = e->laddr;
     n.npages = ldl_le_p(&e->sdata[ERNIC_WQE_REG_NPAGES - ERNIC_WQE_SDATA]);
-    if (!(n.acc & ERNIC_MRACC_FRWR) || !ernic_ext_mr_valid(&n)) {
+    if (!(n.acc & ERNIC_MRACC_FRWR) || (n.acc & ERNIC_MRACC_MW) ||
+        !ernic_ext_mr_valid(&n)) {
         return false;
     }
     *m = n;
+    ernic_mw_region_changed(c, m - c->mrt);
     return true;
 }
 
@@ -317,10 +350,13 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
         return 0;
     }
     m = ernic_ext_fr_mapped(c, qpn, rkey);
-    if (!m) {
+    if (m) {
+        m->state = ERNIC_MR_INVALID;
+        ernic_mw_region_changed(c, m - c->mrt);
+    } else if (!ernic_ext_on(c, ERNIC_EXT_F_MW) ||
+               !ernic_mw_invalidate(c, qpn, rkey)) {
         return ERNIC_FATAL_RKEY;
     }
-    m->state = ERNIC_MR_INVALID;
     c->qp[qpn].rx_inv = true;
     return 0;
 }
@@ -384,8 +420,15 @@ bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
     if (!ernic_ext_user_qp(c, qpn)) {
         return true;
     }
-    if (e->opcode == ERNIC_OP_REG_MR || e->opcode == ERNIC_OP_LOCAL_INV) {
+    /*
+     * REG_MR names a page list by bus address; LOCAL_INV and BIND_MW name
+     * keys only, checked against the QP's PD.
+     */
+    if (e->opcode == ERNIC_OP_REG_MR) {
         return false;
+    }
+    if (e->opcode == ERNIC_OP_LOCAL_INV || e->opcode == ERNIC_OP_BIND_MW) {
+        return true;
     }
     return nsge || !e->len ||
            (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX);

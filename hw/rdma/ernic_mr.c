@@ -156,7 +156,10 @@ uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
         a->addr = va;
         return 0;
     }
-    if (!lkey || !ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+    /* A memory window is reached through R_Keys only (IBTA 10.6.7). */
+    if (!lkey || !ernic_ext_on(c, ERNIC_EXT_F_MR) ||
+        !ernic_ext_mr(c, lkey >> 8) ||
+        (ernic_ext_mr(c, lkey >> 8)->acc & ERNIC_MRACC_MW)) {
         trace_ernic_mr_refused(qpn, lkey, va, len, true);
         return ERNIC_FATAL_RKEY;
     }

@@ -297,10 +297,38 @@ static const VMStateDescription ernic_vmstate_qp = {
     },
 };
 
+static bool ernic_vmstate_window_needed(void *opaque)
+{
+    return ((ErnicExtMr *)opaque)->parent != 0;
+}
+
+static int ernic_vmstate_ext_mr_pre_load(void *opaque)
+{
+    ((ErnicExtMr *)opaque)->parent = 0;
+    return 0;
+}
+
+/* A bound memory window's region (ernic_mw.c): sent only for one. */
+static const VMStateDescription ernic_vmstate_window = {
+    .name = "ernic/ext-mr/window",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_window_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(parent, ErnicExtMr),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static const VMStateDescription ernic_vmstate_ext_mr = {
     .name = "ernic/ext-mr",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ernic_vmstate_ext_mr_pre_load,
+    .subsections = (const VMStateDescription * const []) {
+        &ernic_vmstate_window,
+        NULL
+    },
     .fields = (const VMStateField[]) {
         VMSTATE_UINT8(state, ErnicExtMr),
         VMSTATE_UINT8(key, ErnicExtMr),
@@ -629,7 +657,8 @@ static const char *ernic_vmstate_core_bad(const ErnicCore *c)
         return "transmit round-robin position";
     }
     for (uint32_t i = 0; i < c->mr_entries; i++) {
-        if (!ernic_ext_mr_valid(&c->mrt[i])) {
+        if (!ernic_ext_mr_valid(&c->mrt[i]) ||
+            c->mrt[i].parent > c->mr_entries) {
             return "ERNIC-X MR table entry";
         }
     }

@@ -45,6 +45,7 @@
 #define ERNIC_EXT_F_UC                  (1u << 10)  /* UC QPs */
 #define ERNIC_EXT_F_MCAST               (1u << 11)  /* UD multicast groups */
 #define ERNIC_EXT_F_ATOMIC              (1u << 12)  /* CMP_SWP, FETCH_ADD */
+#define ERNIC_EXT_F_MW                  (1u << 13)  /* memory windows */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -56,10 +57,11 @@
                                          ERNIC_EXT_F_UD | \
                                          ERNIC_EXT_F_UC | \
                                          ERNIC_EXT_F_MCAST | \
-                                         ERNIC_EXT_F_ATOMIC)
+                                         ERNIC_EXT_F_ATOMIC | \
+                                         ERNIC_EXT_F_MW)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
-                                         ERNIC_EXT_F_UDB)
+                                         ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
 
 #define ERNIC_EXT_ID_VALUE              0x31585245  /* "ERX1" */
 
@@ -67,14 +69,14 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00001fff, 0x00001fff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00003fff, 0x00003fff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
     X(MRPD,             0x38048, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
-    X(MRACC,            0x3804c, RW,  0,          0x00003f3f, 0x00003f3f, NONE, 0) \
+    X(MRACC,            0x3804c, RW,  0,          0x00007fff, 0x00007fff, NONE, 0) \
     X(MRIOVALO,         0x38050, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRIOVAHI,         0x38054, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRLENLO,          0x38058, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
@@ -334,9 +336,12 @@ enum {
 #define ERNIC_MRACC_FRWR                (1u << 3)   /* fast-registration MR */
 #define ERNIC_MRACC_PHYS                (1u << 4)   /* bus address = IOVA + PBL */
 #define ERNIC_MRACC_REMOTE_ATOMIC       (1u << 5)   /* feature ATOMIC */
+#define ERNIC_MRACC_MW_BIND             (1u << 6)   /* windows may bind (MW) */
+#define ERNIC_MRACC_MW                  (1u << 7)   /* a memory window (MW) */
+#define ERNIC_MRACC_MW_TYPE2            (1u << 14)  /* ... of type 2 */
 #define ERNIC_MRACC_SHIFT_SHIFT         8
 #define ERNIC_MRACC_SHIFT_MASK          (0x3fu << 8)
-#define ERNIC_MRACC_MASK                0x00003f3fu /* defined bits */
+#define ERNIC_MRACC_MASK                0x00007fffu /* defined bits */
 #define ERNIC_MR_PAGE_SHIFT_MIN         12
 #define ERNIC_MR_PAGE_SHIFT_MAX         30
 
@@ -370,6 +375,17 @@ enum {
 #define ERNIC_WQE_ATOMIC_SWAP           32      /* SDATA[0..7] */
 #define ERNIC_WQE_ATOMIC_COMPARE        40      /* SDATA[8..15] */
 #define ERNIC_ATOMIC_LEN                8
+
+/*
+ * Memory window binds (feature MW), in the PG332 64-byte WQE: RTAG the
+ * window's new key, ROFFSET its first byte's address, SDATA[0..7] its
+ * length, SDATA[8..11] the L_Key of the region it binds to,
+ * SDATA[12..15] its remote access (MRACC bits 1, 2 and 5).
+ */
+#define ERNIC_OP_BIND_MW                0x24
+#define ERNIC_WQE_BIND_LEN              32      /* SDATA[0..7] */
+#define ERNIC_WQE_BIND_LKEY             40      /* SDATA[8..11] */
+#define ERNIC_WQE_BIND_ACC              44      /* SDATA[12..15] */
 
 /* The extended MR table: entries (property mr-entries). */
 #define ERNIC_EXT_MR_MIN                256
