@@ -269,8 +269,11 @@ static int ernic_check_rc_wr(struct ernic_qp *qp, const struct ib_send_wr *wr,
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	if (len > ERNIC_MAX_MSG_SIZE)
 		return -EINVAL;
-	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
-	if (send && !len)
+	/*
+	 * PG332 v3.1 p.10 lists zero-length SENDs as unsupported; a keyed
+	 * WQE of no SGE is one (ERNIC-X, docs/extension.md "Keyed SGEs").
+	 */
+	if (send && !len && !qp->xwqe)
 		return -EINVAL;
 	/* A SEND has one local buffer, or up to 16 bytes of SDATA. */
 	if (send && wr->num_sge > 1 && len > ERNIC_WQE_SDATA_MAX &&

@@ -1120,6 +1120,23 @@ static void test_xwqe_refused(const void *opaque)
     ernic_rig_stop(r);
 }
 
+/*
+ * A keyed WQE of no SGE and no length is a SEND of 0 bytes (PG332 p.10
+ * has none; IBTA and ERNIC-X do): one SEND ONLY with no payload, which
+ * fills an RQ slot of the peer with nothing.
+ */
+static void test_xwqe_zero_send(void)
+{
+    ErnicRig *r = xwqe_pair(XS_FEAT, ERNIC_MRACC_LOCAL_WRITE);
+
+    post_x(r, 0x70, ERNIC_OP_SEND, 0, NULL, 0, 0);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A) &&
+                   ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0x70));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATMSN), ==, 1);
+    ernic_rig_stop(r);
+}
+
 /* Without XWQE in EXTCTRL the QP's SQ entries stay PG332's 64 bytes. */
 static void test_xwqe_off(void)
 {
@@ -1959,6 +1976,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/xwqe/gather-scatter", test_xwqe);
     add_cases("/ernic/ext/xwqe/refused", x_refusals, ARRAY_SIZE(x_refusals),
               sizeof(x_refusals[0]), test_xwqe_refused);
+    qtest_add_func("/ernic/ext/xwqe/zero-send", test_xwqe_zero_send);
     qtest_add_func("/ernic/ext/xwqe/off", test_xwqe_off);
     qtest_add_func("/ernic/ext/udb/doorbell", test_udb_doorbell);
     qtest_add_func("/ernic/ext/udb/off", test_udb_off);

@@ -258,9 +258,11 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	/* UC has SENDs and WRITEs only (IBTA 9.7); the device refuses more. */
 	if (qp->dq.uc && (op == ERNIC_OP_READ || op == ERNIC_OP_SEND_INV))
 		return EINVAL;
-	/* PG332 v3.1 p.10 lists zero-length SENDs as unsupported. */
-	if (len > ERNIC_MAX_MSG_SIZE ||
-	    (!ernic_op_rw(op) && !len && !qp->dq.ud))
+	/*
+	 * PG332 v3.1 p.10 lists zero-length SENDs as unsupported; a direct
+	 * QP's keyed WQE of no SGE is one (docs/extension.md, "Keyed SGEs").
+	 */
+	if (len > ERNIC_MAX_MSG_SIZE)
 		return EINVAL;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		if (op == ERNIC_OP_READ || len > qp->max_inline)
