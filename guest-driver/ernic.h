@@ -117,6 +117,12 @@ struct ernic_mr {
 	u32 npages;
 };
 
+/* An ERNIC-X memory window: an entry of the extended MR table. */
+struct ernic_mw {
+	struct ib_mw ibmw;
+	u32 idx;
+};
+
 /* An address vector, as the QP registers and the QP1 frames need it. */
 struct ernic_av {
 	u8 dmac[ETH_ALEN];
@@ -462,6 +468,8 @@ int ernic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 int ernic_fill_local_wqe(const struct ib_send_wr *wr, u8 *w, u32 slot);
 int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int ernic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int ernic_dealloc_mw(struct ib_mw *ibmw);
 
 /* ernic_uverbs.c: what user space may ask of the device */
 bool ernic_user_capable(struct ernic_dev *dev);

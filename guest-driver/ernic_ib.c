@@ -54,6 +54,12 @@ static int ernic_query_device(struct ib_device *ibdev,
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;
 	}
+	if (dev->ext & ERNIC_EXT_F_MW) {
+		/* Windows of type 1 and 2B, entries of the extended table. */
+		a->device_cap_flags |= IB_DEVICE_MEM_WINDOW |
+				       IB_DEVICE_MEM_WINDOW_TYPE_2B;
+		a->max_mw = dev->mr_max;
+	}
 	if (dev->ext & ERNIC_EXT_F_SRQ) {
 		/* max_wr grows within the ring (ernic_modify_srq()) */
 		a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
@@ -362,6 +368,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 
 	.add_gid = ernic_add_gid,
 	.alloc_mr = ernic_alloc_mr,
+	.alloc_mw = ernic_alloc_mw,
 	.alloc_pd = ernic_alloc_pd,
 	.alloc_ucontext = ernic_alloc_ucontext,
 	.attach_mcast = ernic_attach_mcast,
@@ -370,6 +377,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.create_cq = ernic_create_cq,
 	.create_qp = ernic_create_qp,
 	.create_srq = ernic_create_srq,
+	.dealloc_mw = ernic_dealloc_mw,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dealloc_ucontext = ernic_dealloc_ucontext,
 	.del_gid = ernic_del_gid,
@@ -404,6 +412,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, ernic_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, ernic_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, ernic_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, ernic_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, ernic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, ernic_srq, ibsrq),

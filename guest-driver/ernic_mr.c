@@ -93,6 +93,9 @@ static u32 ernic_mracc(int access)
 	/* Without ERNIC-X ATOMIC no atomic request reaches a region. */
 	if (access & IB_ACCESS_REMOTE_ATOMIC)
 		acc |= ERNIC_MRACC_REMOTE_ATOMIC;
+	/* Windows may be bound to it (ERNIC-X MW; refused without). */
+	if (access & IB_ACCESS_MW_BIND)
+		acc |= ERNIC_MRACC_MW_BIND;
 	return acc;
 }
 
@@ -261,6 +264,14 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 #define ERNIC_USER_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_OPTIONAL)
+
+/* What a user MR may ask for on @dev: MW bind access with ERNIC-X MW. */
+static bool ernic_user_access_ok(struct ernic_dev *dev, int access)
+{
+	if ((access & IB_ACCESS_MW_BIND) && (dev->ext & ERNIC_EXT_F_MW))
+		access &= ~IB_ACCESS_MW_BIND;
+	return !(access & ~ERNIC_USER_ACCESS);
+}
 /* Page sizes of a page list: shifts 12 to 30 (docs/extension.md). */
 #define ERNIC_USER_PGSZ		GENMASK_ULL(ERNIC_MR_PAGE_SHIFT_MAX, \
 					    ERNIC_MR_PAGE_SHIFT_MIN)
@@ -338,7 +349,7 @@ struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	struct ernic_mr *mr;
 	int ret;
 
-	if (!(dev->ext & ERNIC_EXT_F_MR) || (access & ~ERNIC_USER_ACCESS))
+	if (!(dev->ext & ERNIC_EXT_F_MR) || !ernic_user_access_ok(dev, access))
 		return ERR_PTR(-EOPNOTSUPP);
 	mr = ernic_mr_new(dev);
 	if (IS_ERR(mr))
@@ -390,7 +401,7 @@ struct ib_mr *ernic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
-	else if (access & ~ERNIC_USER_ACCESS)
+	else if (!ernic_user_access_ok(dev, access))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (!pin) {
 		start = mr->umem->address;
@@ -527,5 +538,54 @@ int ernic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		ernic_pdt_write(dev, mr->idx, 0, 0, 0, 0, 0,
 				ERNIC_ACCESSDESC_TYPE_MASK);
 	ernic_mr_free(dev, mr);
+	return 0;
+}
+
+/*
+ * A memory window (ERNIC-X MW, docs/extension.md "Memory windows"): an
+ * entry of the extended table, allocated unbound; a BIND WQE of a QP of
+ * its PD binds it, and a region's entry written again unbinds its
+ * windows in the device.
+ */
+int ernic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibmw->device);
+	struct ernic_mw *mw = container_of(ibmw, struct ernic_mw, ibmw);
+	struct ernic_ext_mr m = {
+		.state = ERNIC_MR_INVALID,
+		.pdn = to_epd(ibmw->pd)->pdn,
+		.acc = ERNIC_MRACC_MW,
+	};
+	int idx, ret;
+
+	if (!(dev->ext & ERNIC_EXT_F_MW))
+		return -EOPNOTSUPP;
+	if (ibmw->type != IB_MW_TYPE_1 && ibmw->type != IB_MW_TYPE_2)
+		return -EINVAL;
+	if (ibmw->type == IB_MW_TYPE_2)
+		m.acc |= ERNIC_MRACC_MW_TYPE2;
+	idx = ida_alloc_range(&dev->mr_ida, 1, dev->mr_max - 1, GFP_KERNEL);
+	if (idx < 0)
+		return idx;
+	m.key = get_random_u32() & 0xff;
+	ret = ernic_ext_mr_write(dev, idx, &m);
+	if (ret) {
+		ida_free(&dev->mr_ida, idx);
+		return ret;
+	}
+	mw->idx = idx;
+	ibmw->rkey = (u32)idx << 8 | m.key;
+	return 0;
+}
+
+/* Freed in the device first: no request reaches it from then on. */
+int ernic_dealloc_mw(struct ib_mw *ibmw)
+{
+	struct ernic_dev *dev = to_edev(ibmw->device);
+	struct ernic_mw *mw = container_of(ibmw, struct ernic_mw, ibmw);
+	struct ernic_ext_mr free = { .state = ERNIC_MR_FREE };
+
+	ernic_ext_mr_write(dev, mw->idx, &free);
+	ida_free(&dev->mr_ida, mw->idx);
 	return 0;
 }

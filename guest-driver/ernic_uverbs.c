@@ -77,6 +77,8 @@ int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 	resp.flags = uc->direct ? ERNIC_UCTX_DIRECT : 0;
 	if (dev->ext & ERNIC_EXT_F_ATOMIC)
 		resp.flags |= ERNIC_UCTX_ATOMIC;
+	if (dev->ext & ERNIC_EXT_F_MW)
+		resp.flags |= ERNIC_UCTX_MW;
 	if (udata->outlen)
 		return ib_copy_to_udata(udata, &resp,
 					min(udata->outlen, sizeof(resp)));

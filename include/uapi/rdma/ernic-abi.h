@@ -31,6 +31,7 @@
 /* get_context response: what this context may do. */
 #define ERNIC_UCTX_DIRECT	(1u << 0)	/* direct QPs (ERNIC-X UDB) */
 #define ERNIC_UCTX_ATOMIC	(1u << 1)	/* atomics (ERNIC-X ATOMIC) */
+#define ERNIC_UCTX_MW		(1u << 2)	/* memory windows (ERNIC-X MW) */
 
 struct ernic_alloc_ucontext_resp {
 	__u32 flags;
