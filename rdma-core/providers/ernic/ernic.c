@@ -154,6 +154,62 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	return &cq->vcq.cq;
 }
 
+/* A memory window: the kernel gives it an entry of the device's table. */
+static struct ibv_mw *ernic_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw = calloc(1, sizeof(*mw));
+
+	if (!mw)
+		return NULL;
+	if (ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			     sizeof(resp))) {
+		free(mw);
+		return NULL;
+	}
+	return mw;
+}
+
+static int ernic_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (!ret)
+		free(mw);
+	return ret;
+}
+
+/*
+ * ibv_bind_mw(): a type 1 window is bound by a BIND WQE with the next
+ * key byte, which only a direct QP's process writes (the kernel's post
+ * path has no bind); the window's key changes once it is posted.
+ */
+static int ernic_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+			 struct ibv_mw_bind *mw_bind)
+{
+	struct ernic_qp *qp = to_eqp(ibqp);
+	struct ibv_send_wr wr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.bind_mw = {
+			.mw = mw,
+			.rkey = ibv_inc_rkey(mw->rkey),
+			.bind_info = mw_bind->bind_info,
+		},
+	};
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (mw->type != IBV_MW_TYPE_1 || !qp->direct)
+		return EINVAL;
+	ret = ernic_dq_post_send(qp, &wr, &bad, false);
+	if (!ret)
+		mw->rkey = wr.bind_mw.rkey;
+	return ret;
+}
+
 /* The kernel's CQ holds no entries: a new size takes at once. */
 static int ernic_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
@@ -381,7 +437,9 @@ static int ernic_destroy_ah(struct ibv_ah *ah)
 }
 
 static const struct verbs_context_ops ernic_ctx_ops = {
+	.alloc_mw = ernic_alloc_mw,
 	.alloc_pd = ernic_alloc_pd,
+	.bind_mw = ernic_bind_mw,
 	/* ERNIC-X multicast: the kernel keeps the device's group table. */
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.create_ah = ernic_create_ah,
@@ -390,6 +448,7 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.create_qp = ernic_create_qp,
 	.create_qp_ex = ernic_create_qp_ex,
 	.create_srq = ernic_create_srq,
+	.dealloc_mw = ernic_dealloc_mw,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dereg_mr = ernic_dereg_mr,
 	.destroy_ah = ernic_destroy_ah,
@@ -437,6 +496,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	ctx->direct = (resp.flags & ERNIC_UCTX_DIRECT) &&
 		      !(env && !strcmp(env, "0"));
 	ctx->atomic = resp.flags & ERNIC_UCTX_ATOMIC;
+	ctx->mw = resp.flags & ERNIC_UCTX_MW;
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }

@@ -35,6 +35,7 @@ struct ernic_context {
 	struct verbs_context ibv_ctx;
 	bool direct;			/* the driver gives direct QPs */
 	bool atomic;			/* the device has atomics */
+	bool mw;			/* ... and memory windows */
 };
 
 struct ernic_cq {

@@ -200,6 +200,8 @@ static int ernic_dq_opcode(const struct ibv_send_wr *wr, uint8_t *op,
 						IBV_WC_COMP_SWAP },
 		[IBV_WR_ATOMIC_FETCH_AND_ADD] = { ERNIC_OP_ATOMIC_FETCH_ADD,
 						  IBV_WC_FETCH_ADD },
+		[IBV_WR_LOCAL_INV] = { ERNIC_OP_LOCAL_INV, IBV_WC_LOCAL_INV },
+		[IBV_WR_BIND_MW] = { ERNIC_OP_BIND_MW, IBV_WC_BIND_MW },
 	};
 
 	if ((unsigned int)wr->opcode >= ARRAY_SIZE(map) ||
@@ -234,6 +236,24 @@ static bool ernic_dq_atomic_ok(struct ernic_qp *qp,
 }
 
 /*
+ * A window's bind or a LOCAL_INV (ERNIC-X MW): on an RC or UC QP of a
+ * device with windows; a bind names its region through an L_Key, unless
+ * it unbinds (length 0).
+ */
+static bool ernic_dq_mw_ok(struct ernic_qp *qp, const struct ibv_send_wr *wr,
+			   uint8_t op)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	if (!to_ectx(qp->vqp.qp.context)->mw || qp->dq.ud)
+		return false;
+	if (op == ERNIC_OP_LOCAL_INV)
+		return true;
+	return wr->bind_mw.mw && (b->mr || !b->length) &&
+	       (wr->bind_mw.rkey >> 8) == (wr->bind_mw.mw->rkey >> 8);
+}
+
+/*
  * What the device would refuse (FATAL) or the driver refuses on its own
  * post path: the same rules, so a direct QP fails a post where another
  * user QP does.
@@ -249,6 +269,8 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 		return EINVAL;
 	if (ernic_op_atomic(op))
 		return ernic_dq_atomic_ok(qp, wr) ? 0 : EINVAL;
+	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV)
+		return ernic_dq_mw_ok(qp, wr, op) ? 0 : EINVAL;
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	/* A UD SEND: one packet to an AH with a table entry. */
 	if (qp->dq.ud && (ernic_op_rw(op) || op == ERNIC_OP_SEND_INV ||
@@ -331,6 +353,31 @@ static void ernic_dq_put_atomic(uint8_t *w, const struct ibv_send_wr *wr,
 			 wr->wr.atomic.compare_add);
 }
 
+/* MRACC's remote bits of a window's IBV_ACCESS_* (docs/extension.md). */
+static uint32_t ernic_dq_mw_acc(unsigned int access)
+{
+	return (access & IBV_ACCESS_REMOTE_READ ? ERNIC_MRACC_REMOTE_READ : 0) |
+	       (access & IBV_ACCESS_REMOTE_WRITE ? ERNIC_MRACC_REMOTE_WRITE : 0) |
+	       (access & IBV_ACCESS_REMOTE_ATOMIC ? ERNIC_MRACC_REMOTE_ATOMIC : 0);
+}
+
+/* A bind's window, key, range, region and access; a LOCAL_INV's key. */
+static void ernic_dq_put_mw(uint8_t *w, const struct ibv_send_wr *wr,
+			    uint8_t op)
+{
+	const struct ibv_mw_bind_info *b = &wr->bind_mw.bind_info;
+
+	if (op == ERNIC_OP_LOCAL_INV) {
+		put_le32(w + ERNIC_WQE_RTAG, wr->invalidate_rkey);
+		return;
+	}
+	put_le32(w + ERNIC_WQE_RTAG, wr->bind_mw.rkey);
+	put_le64(w + ERNIC_WQE_ROFFSET, b->addr);
+	put_le64(w + ERNIC_WQE_BIND_LEN, b->length);
+	put_le32(w + ERNIC_WQE_BIND_LKEY, b->mr ? b->mr->lkey : 0);
+	put_le32(w + ERNIC_WQE_BIND_ACC, ernic_dq_mw_acc(b->mw_access_flags));
+}
+
 /* The checked WR @wr into SQ slot sq_pi (PG332 Table 2-1, ERNIC-X). */
 static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 {
@@ -360,6 +407,8 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 		put_le32(w + ERNIC_WQE_RTAG, wr->wr.rdma.rkey);
 	} else if (ernic_op_atomic(op)) {
 		ernic_dq_put_atomic(w, wr, op);
+	} else if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV) {
+		ernic_dq_put_mw(w, wr, op);
 	} else {
 		put_le32(w + ERNIC_WQE_LENGTH, len);
 		if (wr->opcode == IBV_WR_SEND_WITH_INV)
@@ -368,7 +417,9 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		put_le32(w + ERNIC_WQE_IMMDT, be32toh(wr->imm_data));
-	if (wr->send_flags & IBV_SEND_INLINE) {
+	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV) {
+		len = 0;		/* no data, whatever the SGEs say */
+	} else if (wr->send_flags & IBV_SEND_INLINE) {
 		ernic_dq_put_inline(qp, w, slot, wr, len, op);
 	} else {
 		w[ERNIC_XWQE_NSGE] = wr->num_sge;

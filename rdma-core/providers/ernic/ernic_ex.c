@@ -166,9 +166,12 @@ void ernic_cq_ex_free(struct ernic_cq *cq)
 			 IBV_QP_EX_WITH_SEND_WITH_IMM |			\
 			 IBV_QP_EX_WITH_RDMA_READ |			\
 			 IBV_QP_EX_WITH_SEND_WITH_INV)
-/* ... and with ERNIC-X ATOMIC on an RC QP. */
+/* ... and with ERNIC-X ATOMIC on an RC QP, */
 #define ERNIC_QP_EX_ATOMIC_OPS	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+/* ... and with ERNIC-X MW on an RC or UC QP. */
+#define ERNIC_QP_EX_MW_OPS	(IBV_QP_EX_WITH_BIND_MW |		\
+				 IBV_QP_EX_WITH_LOCAL_INV)
 
 static inline struct ernic_qp *to_eqp_ex(struct ibv_qp_ex *qp)
 {
@@ -266,6 +269,28 @@ static void ernic_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				      uint64_t raddr, uint64_t add)
 {
 	ernic_wr_atomic(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
+}
+
+/* A type 2 window's bind, with the key @rkey (ERNIC-X MW). */
+static void ernic_wr_bind_mw(struct ibv_qp_ex *ibqp, struct ibv_mw *mw,
+			     uint32_t rkey,
+			     const struct ibv_mw_bind_info *bind_info)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_BIND_MW);
+
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bind_info;
+}
+
+static void ernic_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = invalidate_rkey;
 }
 
 static void ernic_wr_send(struct ibv_qp_ex *ibqp)
@@ -419,6 +444,8 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 	qp->wr_send_inv = ernic_wr_send_inv;
 	qp->wr_atomic_cmp_swp = ernic_wr_atomic_cmp_swp;
 	qp->wr_atomic_fetch_add = ernic_wr_atomic_fetch_add;
+	qp->wr_bind_mw = ernic_wr_bind_mw;
+	qp->wr_local_inv = ernic_wr_local_inv;
 	qp->wr_set_inline_data = ernic_wr_set_inline_data;
 	qp->wr_set_inline_data_list = ernic_wr_set_inline_data_list;
 	qp->wr_set_sge = ernic_wr_set_sge;
@@ -479,9 +506,12 @@ static int ernic_qp_setup(struct ernic_qp *qp, struct ibv_qp_init_attr_ex *attr,
 static uint64_t ernic_qp_ex_ops_of(struct ibv_context *context,
 				   const struct ibv_qp_init_attr_ex *attr)
 {
+	struct ernic_context *ctx = to_ectx(context);
+
 	return ERNIC_QP_EX_OPS |
-	       (to_ectx(context)->atomic && attr->qp_type == IBV_QPT_RC ?
-		ERNIC_QP_EX_ATOMIC_OPS : 0);
+	       (ctx->atomic && attr->qp_type == IBV_QPT_RC ?
+		ERNIC_QP_EX_ATOMIC_OPS : 0) |
+	       (ctx->mw && attr->qp_type != IBV_QPT_UD ? ERNIC_QP_EX_MW_OPS : 0);
 }
 
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
