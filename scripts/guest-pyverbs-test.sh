@@ -3,8 +3,11 @@
 # guest on ernic through the rdma-core provider, or on Linux rxe
 # (guest/init-pyverbs.sh). The traffic tests run in loopback on the one
 # device. Without --check it prints the tests that passed and every
-# reason a test was skipped with its count.
-# usage: guest-pyverbs-test.sh [--check] WORKDIR [ernic|rxe]
+# reason a test was skipped with its count. "ernic+rxe" runs the suite on
+# ernic, then on Linux rxe in a second guest, and with --check also
+# requires that every test rxe passes passes on ernic, and that ernic
+# passes more.
+# usage: guest-pyverbs-test.sh [--check] WORKDIR [ernic|rxe|ernic+rxe]
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -25,25 +28,50 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     deb:python3-minimal deb:python3.11-minimal deb:libpython3.11-minimal \
     deb:libpython3.11-stdlib deb:libpython3.11 deb:libexpat1 deb:libffi8 \
     deb:libssl3 deb:libbz2-1.0 deb:liblzma5 deb:libuuid1)
-if [ "$dev" = ernic ]; then
-    nic=ernic,netdev=n0,mac=52:54:00:e3:32:31
-else
-    nic=virtio-net-pci,netdev=n0,mac=52:54:00:e3:32:31,romfile=
-fi
-guest_mem=768
-guest_append="ulp_role=server ulp_dev=$dev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2"
-guest_boot "${image[0]}" "${image[1]}" -netdev user,id=n0 -device "$nic"
+# run_on DEV: boot the guest on DEV (ernic, or rxe over virtio-net); its
+# transcript in $transcript.
+run_on() {
+    local nic=virtio-net-pci,netdev=n0,mac=52:54:00:e3:32:31,romfile=
 
-# Passed: run less skipped (a test's "ok" may land on a line of its own
-# when a child process prints).
-# A run with failures ends "FAILED (failures=N, skipped=M)"; those tests
-# did not pass.
+    [ "$1" = ernic ] && nic=ernic,netdev=n0,mac=52:54:00:e3:32:31
+    guest_mem=768
+    guest_append="ulp_role=server ulp_dev=$1 ulp_ip=10.1.0.1 ulp_peer=10.1.0.2"
+    guest_boot "${image[0]}" "${image[1]}" -netdev user,id=n0 -device "$nic"
+}
+
+# count_passed TRANSCRIPT: run less skipped, failed and in error (a
+# test's "ok" may land on a line of its own when a child process prints,
+# so passes are not counted line by line).
+count_passed() {
+    local ran skipped bad
+
+    ran=$(printf '%s\n' "$1" | sed -n 's/^guest: pyverbs: Ran \([0-9]*\) .*/\1/p')
+    skipped=$(printf '%s\n' "$1" |
+              sed -n 's/^guest: pyverbs: \(OK\|FAILED\) (.*skipped=\([0-9]*\)).*/\2/p')
+    bad=0
+    for v in $(printf '%s\n' "$1" |
+               sed -n 's/^guest: pyverbs: FAILED (\(.*\))$/\1/p' |
+               grep -oE '(failures|errors)=[0-9]+' | cut -d= -f2); do
+        bad=$((bad + v))
+    done
+    echo $((${ran:-0} - ${skipped:-${ran:-0}} - bad))
+}
+
+# tests_with TRANSCRIPT REGEX: the tests whose result line matches.
+tests_with() {
+    printf '%s\n' "$1" | sed -n "s/^guest: test: \(.*\) \.\.\. $2/\1/p" |
+        sort -u
+}
+
+if [ "$dev" = ernic+rxe ]; then
+    run_on rxe
+    rxe_transcript=$transcript
+    rxe_passed=$(count_passed "$transcript")
+    dev=ernic
+fi
+run_on "$dev"
 ran=$(printf '%s\n' "$transcript" | sed -n 's/^guest: pyverbs: Ran \([0-9]*\) .*/\1/p')
-skipped=$(printf '%s\n' "$transcript" |
-          sed -n 's/^guest: pyverbs: \(OK\|FAILED\) (.*skipped=\([0-9]*\)).*/\2/p')
-failed=$(printf '%s\n' "$transcript" |
-         sed -n 's/^guest: pyverbs: FAILED (failures=\([0-9]*\).*/\1/p')
-passed=$((${ran:-0} - ${skipped:-${ran:-0}} - ${failed:-0}))
+passed=$(count_passed "$transcript")
 if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep '^guest: pyverbs:\|FAIL\|^guest: error:'
     echo "Passed ($passed):"
@@ -54,19 +82,19 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..13"
+echo "1..$([ -n "${rxe_transcript:-}" ] && echo 17 || echo 15)"
 tap "rdma-core's Python tests on $dev: no failure, no error" \
     '^guest: pyverbs: OK'
 # ernic passed 53 or 54 of 321 on 2026-11-25 (rdmacm's UDP test skips
 # when its active side does), 55 with SRQs and 77 with UD QPs on
-# 2026-11-27, 82 with UC QPs, 85 with multicast, 86 with SRQ resize and
-# 96 with atomics (rxe: 99, with memory windows and CQ resize); fewer
-# than 96 is a regression.
+# 2026-11-27, 82 with UC QPs, 85 with multicast, 86 with SRQ resize, 96
+# with atomics and 105 with memory windows and CQ resize (rxe: 100);
+# fewer than 105 is a regression.
 n=$((n + 1))
-if [ "$dev" != ernic ] || [ "$passed" -ge 96 ]; then
-    echo "ok $n - $passed of ${ran:-0} tests passed (at least 96 on ernic)"
+if [ "$dev" != ernic ] || [ "$passed" -ge 105 ]; then
+    echo "ok $n - $passed of ${ran:-0} tests passed (at least 105 on ernic)"
 else
-    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 96 on ernic)"
+    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 105 on ernic)"
     fail=1
 fi
 # ERNIC-X atomics: test_atomic.py's traffic and refusals (an R_Key, an
@@ -76,6 +104,14 @@ fi
 tap "atomics: test_atomic.py's 7, ibv_wr_atomic_cmp_swp and \
 _fetch_add, atomic access reregistered (test_mr)" \
     '^guest: test: \(test_atomic_[a-z_]*\|test_qp_ex_rc_atomic_\(cmp_swp\|fetch_add\)\|Test the rereg of MR.s atomic access\) .* ok$' 10
+# ERNIC-X memory windows: test_mr.py's type 1 and type 2 traffic, their
+# invalidation (a type 1 rebound with length 0; a type 2 by LOCAL_INV,
+# a SEND with Invalidate and its deallocation), a wrong type refused,
+# and test_qpex's ibv_wr_bind_mw (by name and docstring); and CQ resize.
+tap "memory windows: test_mr.py's 7 and ibv_wr_bind_mw (test_qpex)" \
+    '^guest: test: \(test_mw_type[12]\|test_invalidate_mw_type1\|test_mw_type2_invalidate_[a-z]*\|Verify that trying to create a MW of a wrong type fails\|Verify bind memory window operation using the new post_send API\)\.* .* ok$' 8
+tap "CQ resize, down and up, with completions outstanding (test_cq)" \
+    '^guest: test: Test resize CQ, start with specific value .* ok$'
 # ERNIC-X SRQs (docs/extension.md): test_srq.py's traffic, limit and
 # resize tests (the limit's IBV_EVENT_SRQ_LIMIT_REACHED through the
 # async events; max_wr doubled, IBV_DEVICE_SRQ_RESIZE). By docstring.
@@ -122,4 +158,25 @@ tap "an inline RDMA WRITE of the max_inline_data ibv_query_qp reports \
 lands, asked for none and for 16 bytes" \
     '^guest: verbs: test_inline_write_within_cap .* ok$'
 tap "no kernel warnings" 'RESULT PASS'
+if [ -n "${rxe_transcript:-}" ]; then
+    # Every test rxe passes passes on ernic: none of them is skipped,
+    # failed or in error here.
+    lost=$(comm -12 <(tests_with "$rxe_transcript" 'ok') \
+                    <(tests_with "$transcript" "\\(skipped .*\\|FAIL\\|ERROR\\)"))
+    n=$((n + 1))
+    if [ -z "$lost" ]; then
+        echo "ok $n - every test that passes on rxe passes on ernic"
+    else
+        echo "not ok $n - tests that pass on rxe and not on ernic"
+        printf '%s\n' "$lost" | sed 's/^/# /'
+        fail=1
+    fi
+    n=$((n + 1))
+    if [ "$passed" -gt "$rxe_passed" ]; then
+        echo "ok $n - ernic passes more of rdma-core's tests than rxe: $passed to $rxe_passed"
+    else
+        echo "not ok $n - ernic passes $passed of rdma-core's tests, rxe $rxe_passed"
+        fail=1
+    fi
+fi
 tap_end
