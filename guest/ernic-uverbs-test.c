@@ -516,6 +516,63 @@ static void check_foreign_atomic(struct dev *d, const struct victim_info *v)
 	pair_free(&p);
 }
 
+/* A BIND of @mw to @lkey's 64 bytes at @addr on @qp; its status. */
+static int bind_window(struct dev *d, struct ibv_qp *qp, struct ibv_mw *mw,
+		       uint32_t rkey, uint64_t addr, uint32_t lkey)
+{
+	struct ibv_mr mr = { .lkey = lkey, .addr = (void *)(uintptr_t)addr,
+			     .length = 64 };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+		.bind_mw = { .mw = mw, .rkey = rkey,
+			     .bind_info = { .mr = &mr, .addr = addr,
+					    .length = 64,
+					    .mw_access_flags =
+						IBV_ACCESS_REMOTE_WRITE } },
+	};
+	struct ibv_send_wr *bad;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		return -2;
+	return wait_wc(d, qp);
+}
+
+/*
+ * A window of the attacker's bound to the victim's MR (its L_Key; the
+ * MR allows windows, but another PD's): the bind fails, and a WRITE
+ * through the window's key then reaches nothing (the victim checks its
+ * buffer).
+ */
+static void check_foreign_bind(struct dev *d, const struct victim_info *v)
+{
+	const char *name = "binding a window of its own to another process's MR ends in an error, and the window reaches nothing";
+	struct ibv_mw *mw = ibv_alloc_mw(d->pd, IBV_MW_TYPE_2);
+	struct pair p = { 0 };
+	uint32_t rkey;
+	int bind, st = -2;
+
+	if (!mw || pair_new(d, &p)) {
+		report(0, name, "no window or QP pair");
+		goto out;
+	}
+	rkey = ibv_inc_rkey(mw->rkey);
+	bind = bind_window(d, p.b, mw, rkey, v->addr, v->lkey);
+	pair_free(&p);
+	p = (struct pair){ 0 };
+	memset(d->buf, 0x5a, 64);
+	if (!pair_new(d, &p) &&
+	    !post_send(p.a, IBV_WR_RDMA_WRITE, (uintptr_t)d->buf, d->mr->lkey,
+		       v->addr, rkey, 0))
+		st = wait_wc(d, p.a);
+	report(bind != IBV_WC_SUCCESS && bind != -1 && st != IBV_WC_SUCCESS &&
+	       st != -1, name, NULL);
+out:
+	pair_free(&p);
+	if (mw)
+		ibv_dealloc_mw(mw);
+}
+
 /* A post naming the victim's QP handle, through the attacker's context. */
 static void check_foreign_qp(struct dev *d, const struct victim_info *v)
 {
@@ -815,6 +872,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 	check_foreign_rkey(&d, &v, IBV_WR_RDMA_WRITE,
 			   "an RDMA WRITE through another process's R_Key ends in an error");
 	check_foreign_atomic(&d, &v);
+	check_foreign_bind(&d, &v);
 	check_foreign_qp(&d, &v);
 	check_forged(&d, 0x100000, 0,
 		     "a WQE written into the mapped SQ naming bus memory (L_Key 0) ends in an error");

@@ -79,7 +79,7 @@ static inline int dev_open(struct dev *d, const char *name, int gid_index)
 	d->dgid = d->gid;
 	d->mr = ibv_reg_mr(d->pd, d->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_ATOMIC);
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND);
 	return d->mr ? 0 : -1;
 }
 

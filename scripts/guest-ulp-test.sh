@@ -221,8 +221,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     tap_or_skip "$([ "$cdev" = ernic ] && echo 1)" \
-        "a process reaches no memory but its own (24 checks on direct QPs, SRQs and UD QPs, 15 on the command path)" \
-        'ok client: uverbs security: 24 direct, 15 command path' \
+        "a process reaches no memory but its own (25 checks on direct QPs, SRQs and UD QPs, 16 on the command path)" \
+        'ok client: uverbs security: 25 direct, 16 command path' \
         "the security checks are ernic's"
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
