@@ -11,6 +11,7 @@
  */
 
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
 #include "qobject/qdict.h"
 
 /* qom-set "fault" on device @i; NULL on success, else the error text. */
@@ -115,6 +116,40 @@ static void test_fatal_resp(gconstpointer data)
                     tc->opcode);
     g_assert_cmpuint(injected(r, 1, "fatal"), ==, 1);
     g_assert_cmpuint(injected(r, 1, "fatal-direct"), ==, 0);
+    ernic_rig_stop(r);
+}
+
+/*
+ * With ERNIC-X atomics taken by QP B, 0x04's cause is a reserved RC
+ * opcode (a COMPARE_SWAP would be executed); with them on QP A, 0x0C has
+ * no cause (an ATOMIC ACKNOWLEDGE for a SEND is 0x1B) and is raised
+ * directly.
+ */
+static void test_fatal_atomic_qp(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_ATOMIC);
+        ernic_rig_wr(r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                     ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_ATOMIC);
+    }
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    fault_ok(r, 1, "fatal,qp=3,code=0x04");
+    g_assert_cmphex(nak_sent(r), ==, 0x61);
+    ernic_rig_check_fatal(r, 1, QPN_B, 0x04, 0);
+    g_assert_cmphex(ernic_rig_errbuf_word(r, 1, 0, 0), ==,
+                    ERNIC_SYND_OPCODE_UNSUPPORTED);
+    g_assert_cmphex(ernic_rig_errbuf_word(r, 1, 0, 4 + F_BTH) & 0xff, ==,
+                    0x18);
+
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 100, 0, 0, 0, NULL);
+    ernic_rig_wire_wait(r, 0, f);           /* the SEND, not delivered */
+    fault_ok(r, 0, "fatal,qp=2,code=0x0c");
+    ernic_rig_check_fatal(r, 0, QPN_A, 0x0c, ERRFLAG | CQE(ERNIC_OP_SEND, 1));
+    g_assert_cmpuint(injected(r, 0, "fatal-direct"), ==, 1);
     ernic_rig_stop(r);
 }
 
@@ -558,6 +593,7 @@ int main(int argc, char **argv)
         qtest_add_data_func(path, &req_codes[k], test_fatal_req);
     }
     qtest_add_func("/ernic/fault/fatal/direct", test_fatal_direct);
+    qtest_add_func("/ernic/fault/fatal/atomic-qp", test_fatal_atomic_qp);
     qtest_add_func("/ernic/fault/refused", test_refused);
     qtest_add_func("/ernic/fault/cqe-error", test_cqe_error);
     qtest_add_func("/ernic/fault/nak/remote-access", test_nak_fatal);

@@ -28,11 +28,21 @@ bool ernic_atomic_qp(ErnicCore *c, uint32_t qpn)
 }
 
 /*
+ * Does QP @qpn execute its peer's atomics: an RC QP with its remote
+ * atomic access, EXTQPCONFi[7] (IBTA 10.2.4's QP access, which rxe
+ * checks too)?
+ */
+bool ernic_atomic_responder(ErnicCore *c, uint32_t qpn)
+{
+    return ernic_atomic_qp(c, qpn) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            ERNIC_EXTQPCONF_ATOMIC);
+}
+
+/*
  * A request for QP @qpn parsed again into @at as an atomic's. False when
- * it is none, or the QP takes no atomics (not RC, or its remote atomic
- * access, EXTQPCONFi[7], is clear: IBTA 10.2.4's QP access, which rxe
- * checks too): it goes on as the unknown opcode it was, NAK Invalid
- * Request and FATAL 0x04.
+ * it is none, or the QP takes no atomics: it goes on as the unknown
+ * opcode it was, NAK Invalid Request and FATAL 0x04.
  */
 bool ernic_atomic_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                          ErnicPkt *at)
@@ -40,9 +50,7 @@ bool ernic_atomic_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
     if (pkt->opcode != IB_OPC_CMP_SWAP && pkt->opcode != IB_OPC_FETCH_ADD) {
         return false;
     }
-    if (!ernic_atomic_qp(c, qpn) ||
-        !(c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
-          ERNIC_EXTQPCONF_ATOMIC)) {
+    if (!ernic_atomic_responder(c, qpn)) {
         return false;
     }
     *at = *pkt;

@@ -646,6 +646,7 @@ uint32_t ernic_mcast_receive(ErnicCore *c, const ErnicPkt *pkt);
 
 /* ernic_atomic.c: ERNIC-X atomics, requester and responder */
 bool ernic_atomic_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_atomic_responder(ErnicCore *c, uint32_t qpn);
 bool ernic_atomic_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                          ErnicPkt *at);
 bool ernic_atomic_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);

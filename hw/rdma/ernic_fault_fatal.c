@@ -101,6 +101,22 @@ static bool ernic_fault_fatal_find_mr(ErnicCore *c, uint32_t qpn, bool any,
     return false;
 }
 
+/*
+ * An opcode QP @qpn does not take: COMPARE_SWAP, or on a QP that
+ * executes ERNIC-X atomics a reserved RC opcode.
+ */
+static void ernic_fault_fatal_unsupported(ErnicCore *c, uint32_t qpn,
+                                          ErnicCause *k)
+{
+    if (ernic_atomic_responder(c, qpn)) {
+        k->opcode = IB_OPC_RC_RESERVED;
+        k->paylen = 8;
+        return;
+    }
+    k->opcode = IB_OPC_READ_RESP_ONLY + 3;      /* 0x13, COMPARE_SWAP */
+    k->paylen = 28;                             /* its AtomicETH */
+}
+
 /* A request at the expected PSN; false if the code has no such cause. */
 static bool ernic_fault_fatal_request_cause(ErnicCore *c, uint32_t qpn,
                                             uint16_t code, ErnicCause *k)
@@ -124,8 +140,7 @@ static bool ernic_fault_fatal_request_cause(ErnicCore *c, uint32_t qpn,
         k->paylen = 8;
         return true;
     case ERNIC_FATAL_UNSUPPORTED_OPCODE:
-        k->opcode = IB_OPC_READ_RESP_ONLY + 3;  /* 0x13, COMPARE_SWAP */
-        k->paylen = 28;                         /* its AtomicETH */
+        ernic_fault_fatal_unsupported(c, qpn, k);
         return true;
     case ERNIC_FATAL_WRITE_OPCODE_SEQ:
     case ERNIC_FATAL_WRITE_SEQ_AND_LENGTH:
@@ -194,8 +209,12 @@ static bool ernic_fault_fatal_response_cause(ErnicCore *c, uint32_t qpn,
         k->syndrome = code == ERNIC_FATAL_AETH ? IB_AETH_NAK | 0x04 : nak;
         return true;
     case ERNIC_FATAL_ACK_OPCODE:        /* ERNIC sends no atomics */
+        /*
+         * With ERNIC-X atomics an ATOMIC ACKNOWLEDGE answers them, and
+         * for another request it is 0x1B: no cause, raised directly.
+         */
         k->opcode = IB_OPC_ATOMIC_ACK;
-        return true;
+        return !ernic_atomic_qp(c, qpn);
     case ERNIC_FATAL_BAD_RESPONSE:      /* a READ response out of place */
         k->opcode = !read || idx ? IB_OPC_READ_RESP_ONLY :
                     IB_OPC_READ_RESP_MIDDLE;

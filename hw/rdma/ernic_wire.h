@@ -57,6 +57,7 @@ enum {
     IB_OPC_ATOMIC_ACK           = 0x12,
     IB_OPC_CMP_SWAP             = 0x13,
     IB_OPC_FETCH_ADD            = 0x14,
+    IB_OPC_RC_RESERVED          = 0x18, /* 0x18-0x1f: none in IBTA 1.4 */
     IB_OPC_SEND_LAST_INV        = 0x16,
     IB_OPC_SEND_ONLY_INV        = 0x17,
     IB_OPC_UC                   = 0x20, /* | a SEND or WRITE opcode */
