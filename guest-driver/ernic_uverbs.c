@@ -342,6 +342,8 @@ int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr)
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:		/* ERNIC-X atomics: checked */
+	case IB_WR_ATOMIC_FETCH_AND_ADD:	/* on, ernic_check_rc_wr() */
 		break;
 	default:
 		return -EINVAL;
