@@ -230,7 +230,8 @@ static bool ernic_op_atomic(uint8_t op)
 static bool ernic_dq_atomic_ok(struct ernic_qp *qp,
 			       const struct ibv_send_wr *wr)
 {
-	return to_ectx(qp->vqp.qp.context)->atomic && !qp->dq.ud && !qp->dq.uc && wr->num_sge == 1 &&
+	return to_ectx(qp->vqp.qp.context)->atomic && !qp->dq.ud &&
+	       !qp->dq.uc && wr->num_sge == 1 &&
 	       wr->sg_list[0].length == ERNIC_ATOMIC_LEN &&
 	       wr->sg_list[0].lkey && !(wr->send_flags & IBV_SEND_INLINE);
 }
