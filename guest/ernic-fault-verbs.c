@@ -512,6 +512,151 @@ static void fatal_migrate_case(struct dev *d)
 	pair_free(&p);
 }
 
+/*
+ * Atomics under a lossy wire (ERNIC-X ATOMIC, docs/extension.md): the
+ * eight QPs of four loopback pairs, both ends of each, one WR in flight
+ * each on the shared CQ, add 1 to one 8-byte counter HAMMER_N times each
+ * with FETCH_AND_ADD, then HAMMER_N times each with CMP_AND_SWP (compare
+ * the value last seen, swap in one more, again until it takes), while
+ * the host drops 5 % of the device's received frames and duplicates 5 %
+ * of those it sends. Every
+ * FETCH_AND_ADD must see a value no other saw, and the counter must end
+ * at exactly the number of increments: a duplicate executed twice, or a
+ * lost answer never asked for again, would show.
+ */
+#define HAMMER_QPS	8
+#define HAMMER_N	48
+#define HAMMER_RESULTS	2048		/* the counter at 0, then results */
+
+static int atomic_post(struct ibv_qp *qp, struct dev *d, int slot,
+		       enum ibv_wr_opcode op, uint64_t compare, uint64_t swap)
+{
+	struct ibv_sge sge = { (uintptr_t)d->buf + HAMMER_RESULTS + slot * 8,
+			       8, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = slot, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.atomic = { .remote_addr = (uintptr_t)d->buf,
+			       .rkey = d->mr->rkey, .compare_add = compare,
+			       .swap = swap },
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(qp, &wr, &bad);
+}
+
+static uint64_t result_of(struct dev *d, int slot)
+{
+	uint64_t v;
+
+	memcpy(&v, d->buf + HAMMER_RESULTS + slot * 8, 8);
+	return v;
+}
+
+static char hammer_why[96];
+
+/* The first error of a hammer phase, in hammer_why; false. */
+static bool hammer_error(const char *what, int q, int st)
+{
+	snprintf(hammer_why, sizeof(hammer_why), "%s on QP %d: %s", what, q,
+		 st < -1 ? strerror(-st) : st < 0 ? "no completion" :
+		 ibv_wc_status_str(st));
+	return false;
+}
+
+/* Round after round, one FETCH_AND_ADD of 1 per QP; false on an error. */
+static bool hammer_fetch_add(struct dev *d, struct ibv_qp **qp)
+{
+	static uint8_t seen[HAMMER_QPS * HAMMER_N];
+
+	for (int k = 0; k < HAMMER_N; k++) {
+		for (int q = 0; q < HAMMER_QPS; q++) {
+			int r = atomic_post(qp[q], d, q,
+					    IBV_WR_ATOMIC_FETCH_AND_ADD, 1, 0);
+
+			if (r)
+				return hammer_error("FETCH_AND_ADD post", q,
+						    -r);
+		}
+		for (int q = 0; q < HAMMER_QPS; q++) {
+			int st = wait_wc(d, qp[q]);
+			uint64_t v = result_of(d, q);
+
+			if (st != IBV_WC_SUCCESS)
+				return hammer_error("FETCH_AND_ADD", q, st);
+			if (v >= sizeof(seen) || seen[v]++)
+				return hammer_error("a value seen twice", q, 0);
+		}
+	}
+	return true;
+}
+
+/* Each QP adds 1 HAMMER_N times by CMP_AND_SWP; false on an error. */
+static bool hammer_cmp_swp(struct dev *d, struct ibv_qp **qp)
+{
+	uint64_t last[HAMMER_QPS] = { 0 };
+	int done[HAMMER_QPS] = { 0 }, left = HAMMER_QPS * HAMMER_N;
+
+	while (left) {
+		for (int q = 0; q < HAMMER_QPS; q++) {
+			int r = done[q] < HAMMER_N ?
+				atomic_post(qp[q], d, q,
+					    IBV_WR_ATOMIC_CMP_AND_SWP, last[q],
+					    last[q] + 1) : 0;
+
+			if (r)
+				return hammer_error("CMP_AND_SWP post", q, -r);
+		}
+		for (int q = 0; q < HAMMER_QPS; q++) {
+			int st;
+			uint64_t v;
+
+			if (done[q] == HAMMER_N)
+				continue;
+			st = wait_wc(d, qp[q]);
+			if (st != IBV_WC_SUCCESS)
+				return hammer_error("CMP_AND_SWP", q, st);
+			v = result_of(d, q);
+			if (v == last[q]) {
+				done[q]++;
+				left--;
+			}
+			last[q] = v == last[q] ? v + 1 : v;
+		}
+	}
+	return true;
+}
+
+static void atomic_hammer_case(struct dev *d)
+{
+	const char *name = "atomics from 8 QPs, both ends of 4 pairs, to one counter, 5 % of frames dropped and 5 % duplicated: every FETCH_AND_ADD saw its own value, the counter exact";
+	struct pair p[HAMMER_QPS / 2] = { 0 };
+	struct ibv_qp *qp[HAMMER_QPS];
+	uint64_t end = 0, want = 2 * HAMMER_QPS * HAMMER_N;
+	bool ok = true;
+	int i;
+
+	memset(d->buf, 0, HAMMER_RESULTS + HAMMER_QPS * 8);
+	for (i = 0; ok && i < HAMMER_QPS / 2; i++) {
+		ok = !pair_new(d, &p[i]);
+		qp[2 * i] = p[i].a;
+		qp[2 * i + 1] = p[i].b;
+	}
+	ok = ok && !strcmp(host_do("inject drop,dir=rx,percent=5,seed=7"),
+			   "ok") &&
+	     !strcmp(host_do("inject dup,dir=tx,percent=5,seed=11"), "ok");
+	ok = ok && hammer_fetch_add(d, qp) && hammer_cmp_swp(d, qp);
+	ok = !strcmp(host_do("inject clear"), "ok") && ok;
+	memcpy(&end, d->buf, 8);
+	if (ok && end != want)
+		snprintf(hammer_why, sizeof(hammer_why),
+			 "the counter is %llu, not %llu",
+			 (unsigned long long)end, (unsigned long long)want);
+	result(ok && end == want, name, hammer_why[0] ? hammer_why : NULL);
+	for (i = 0; i < HAMMER_QPS / 2; i++)
+		pair_free(&p[i]);
+}
+
 int main(int argc, char **argv)
 {
 	struct dev d = { 0 };
@@ -541,6 +686,7 @@ int main(int argc, char **argv)
 	wire_case(&d, "dup,count=3");
 	wire_case(&d, "corrupt,count=2");
 	wire_case(&d, "delay,count=2,delay-us=20000");
+	atomic_hammer_case(&d);
 	link_case(&d);
 	flush_case(&d);
 	migrate_traffic_case(&d);

@@ -213,7 +213,8 @@ static int qp_recycle(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
 		.qp_state = IBV_QPS_INIT,
 		.port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_ATOMIC,
 	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE) ||

@@ -43,7 +43,7 @@ if [ "$check" != 1 ]; then
     exit
 fi
 nfatal=$(grep -c $'^\t{ 0x' "$ERNIC_ROOT/guest/ernic-fault-verbs.c" || true)
-echo "1..11"
+echo "1..12"
 tap "every FATAL code: status, async events (responder's only), Error, \
 reset and reused ($nfatal)" \
     '^guest: ok fault: FATAL 0x' "$nfatal"
@@ -54,6 +54,9 @@ tap "wire faults on the QP's frames: the SEND arrives whole" \
     '^guest: ok fault: .*,dir=tx,qp=' 4
 tap "set_link: PORT_ERR, DOWN, PORT_ACTIVE, ACTIVE" \
     '^guest: ok fault: set_link'
+tap "atomics from 8 QPs to one counter through a wire dropping and \
+duplicating 5 %: every value seen once, the counter exact" \
+    '^guest: ok fault: atomics from 8 QPs'
 tap "FATAL flushes every WR of both queues, in order" \
     '^guest: ok fault: FATAL flushes every WR'
 tap "migrated with WRITEs and READs in flight, every byte checked" \
