@@ -296,6 +296,20 @@ static void act_qpconf(Fuzz *z)
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, v);
 }
 
+/*
+ * A BIND WQE (ERNIC-X MW) on a window among the first entries of the
+ * table, to the region at MR_INDEX most of the time.
+ */
+static void fuzz_bind_wqe(Fuzz *z, uint8_t *wqe)
+{
+    stl_le_p(&wqe[ERNIC_WQE_RTAG], (below(z, 16) << 8) | below(z, 256));
+    stq_le_p(&wqe[ERNIC_WQE_BIND_LEN], chance(z, 70) ? below(z, 0x10000) :
+             rnd(z));
+    stl_le_p(&wqe[ERNIC_WQE_BIND_LKEY], chance(z, 70) ?
+             (MR_INDEX << 8) | MR_KEY : any_val(z));
+    stl_le_p(&wqe[ERNIC_WQE_BIND_ACC], below(z, 64));
+}
+
 static void act_post(Fuzz *z)
 {
     int dev = below(z, NDEV);
@@ -312,7 +326,8 @@ static void act_post(Fuzz *z)
                           ERNIC_OP_SEND_IMM, ERNIC_OP_READ,
                           ERNIC_OP_SEND_INV, ERNIC_OP_REG_MR,
                           ERNIC_OP_LOCAL_INV, ERNIC_OP_ATOMIC_CMP_SWP,
-                          ERNIC_OP_ATOMIC_FETCH_ADD) : below(z, 256);
+                          ERNIC_OP_ATOMIC_FETCH_ADD, ERNIC_OP_BIND_MW) :
+                     below(z, 256);
         bool atomic = op == ERNIC_OP_ATOMIC_CMP_SWP ||
                       op == ERNIC_OP_ATOMIC_FETCH_ADD;
 
@@ -331,6 +346,9 @@ static void act_post(Fuzz *z)
             /* Mostly the 8 aligned bytes an atomic names (ERNIC-X). */
             stl_le_p(&wqe[ERNIC_WQE_LENGTH], 8);
             stq_le_p(&wqe[ERNIC_WQE_ROFFSET], MR_VA + below(z, 64) * 8);
+        }
+        if (op == ERNIC_OP_BIND_MW && chance(z, 80)) {
+            fuzz_bind_wqe(z, wqe);
         }
         stl_le_p(&wqe[ERNIC_WQE_RTAG], chance(z, 80) ? RKEY : any_val(z));
         qtest_memwrite(z->r->qts, sq + (z->sqpi[dev][qpn] % depth) *
@@ -568,7 +586,8 @@ static void act_ext_srq(Fuzz *z, int dev)
 static void act_ext(Fuzz *z)
 {
     int dev = below(z, NDEV);
-    uint32_t idx = chance(z, 60) ? MR_INDEX :
+    /* Mostly the region, or one of the windows BINDs name (ERNIC-X MW). */
+    uint32_t idx = chance(z, 60) ? MR_INDEX : chance(z, 40) ? below(z, 16) :
                    below(z, ERNIC_EXT_MR_DEFAULT + 4);
     uint64_t pbl = DEV_BASE(dev) + PBL_OFF;
     uint32_t val;
@@ -609,7 +628,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE |
                                    ERNIC_EXT_F_UD | ERNIC_EXT_F_MCAST,
                                    ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
-                                   ERNIC_EXT_F_ATOMIC) :
+                                   ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
+                                   ERNIC_EXT_F_MW | ERNIC_EXT_F_RINV |
+                                   ERNIC_EXT_F_FRWR) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -631,7 +652,8 @@ static void act_ext(Fuzz *z)
                  ERNIC_MRKEY_STATE_SHIFT);
     ernic_rig_wr(z->r, dev, ERNIC_MRPD, chance(z, 80) ? PD_NUM : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_MRACC, chance(z, 70) ?
-                 (below(z, 64) | PICK(z, 12, 13, 21, 30) <<
+                 (below(z, 256) | (chance(z, 20) ? ERNIC_MRACC_MW_TYPE2 : 0) |
+                  PICK(z, 12, 13, 21, 30) <<
                   ERNIC_MRACC_SHIFT_SHIFT) : any_val(z));
     ernic_rig_wr(z->r, dev, ERNIC_MRIOVALO, chance(z, 70) ? (uint32_t)MR_VA +
                  below(z, 0x1000) : any_val(z));
