@@ -636,7 +636,8 @@ bool ernic_ext_user_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
                            uint8_t nsge);
 
 /* ernic_mw.c: ERNIC-X memory windows */
-void ernic_mw_region_changed(ErnicCore *c, uint32_t idx);
+/* Before entry @idx changes: unbind the windows bound to it. */
+void ernic_mw_region_changes(ErnicCore *c, uint32_t idx);
 bool ernic_mw_bind(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
 bool ernic_mw_invalidate(ErnicCore *c, uint32_t qpn, uint32_t rkey);
 

@@ -139,17 +139,17 @@ static uint32_t ernic_ext_mr_command(ErnicCore *c, uint32_t cmd)
             return ERNIC_MRSTS_BAD_FIELD;
         }
         m.parent = 0;
+        ernic_mw_region_changes(c, idx);
         c->mrt[idx] = m;
-        ernic_mw_region_changed(c, idx);
         return ERNIC_MRSTS_OK;
     case ERNIC_MRCMD_READ:
         ernic_ext_mr_to_window(c, &c->mrt[idx]);
         return ERNIC_MRSTS_OK;
     case ERNIC_MRCMD_INVALIDATE:
         if (c->mrt[idx].state == ERNIC_MR_VALID) {
+            ernic_mw_region_changes(c, idx);
             c->mrt[idx].state = ERNIC_MR_INVALID;
             c->mrt[idx].parent = 0;
-            ernic_mw_region_changed(c, idx);
         }
         return ERNIC_MRSTS_OK;
     default:
@@ -278,8 +278,8 @@ static bool ernic_ext_local_inv(ErnicCore *c, uint32_t qpn, uint32_t key)
                     ernic_ext_fr_mapped(c, qpn, key) : NULL;
 
     if (m) {
+        ernic_mw_region_changes(c, m - c->mrt);
         m->state = ERNIC_MR_INVALID;
-        ernic_mw_region_changed(c, m - c->mrt);
         return true;
     }
     return ernic_ext_on(c, ERNIC_EXT_F_MW) && ernic_mw_invalidate(c, qpn, key);
@@ -319,8 +319,8 @@ bool ernic_ext_exec_local(ErnicCore *c, uint32_t qpn, const ErnicOsq *e)
         !ernic_ext_mr_valid(&n)) {
         return false;
     }
+    ernic_mw_region_changes(c, m - c->mrt);
     *m = n;
-    ernic_mw_region_changed(c, m - c->mrt);
     return true;
 }
 
@@ -351,8 +351,8 @@ uint16_t ernic_ext_remote_inv(ErnicCore *c, uint32_t qpn, uint32_t rkey)
     }
     m = ernic_ext_fr_mapped(c, qpn, rkey);
     if (m) {
+        ernic_mw_region_changes(c, m - c->mrt);
         m->state = ERNIC_MR_INVALID;
-        ernic_mw_region_changed(c, m - c->mrt);
     } else if (!ernic_ext_on(c, ERNIC_EXT_F_MW) ||
                !ernic_mw_invalidate(c, qpn, rkey)) {
         return ERNIC_FATAL_RKEY;

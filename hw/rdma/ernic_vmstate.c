@@ -646,6 +646,16 @@ static const char *ernic_vmstate_responder_bad(const ErnicQP *qp)
     return NULL;
 }
 
+/*
+ * A window's region: an entry with MW bind access, as ernic_mw_bind()
+ * leaves it, so that ernic_mw_region_changes() finds the window.
+ */
+static bool ernic_vmstate_parent_ok(const ErnicCore *c, uint32_t parent)
+{
+    return !parent || (parent <= c->mr_entries &&
+                       (c->mrt[parent - 1].acc & ERNIC_MRACC_MW_BIND));
+}
+
 static const char *ernic_vmstate_core_bad(const ErnicCore *c)
 {
     if (c->immdt_head >= ERNIC_IMMDT_FIFO ||
@@ -658,7 +668,7 @@ static const char *ernic_vmstate_core_bad(const ErnicCore *c)
     }
     for (uint32_t i = 0; i < c->mr_entries; i++) {
         if (!ernic_ext_mr_valid(&c->mrt[i]) ||
-            c->mrt[i].parent > c->mr_entries) {
+            !ernic_vmstate_parent_ok(c, c->mrt[i].parent)) {
             return "ERNIC-X MR table entry";
         }
     }
