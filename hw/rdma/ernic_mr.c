@@ -151,6 +151,8 @@ uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
                              uint64_t va, uint64_t len, uint32_t need,
                              ErnicMrAccess *a)
 {
+    const ErnicExtMr *mr = ernic_ext_mr(c, lkey >> 8);
+
     if (!lkey && va + len - 1 >= va && !ernic_ext_user_qp(c, qpn)) {
         memset(a, 0, sizeof(*a));
         a->addr = va;
@@ -158,8 +160,7 @@ uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,
     }
     /* A memory window is reached through R_Keys only (IBTA 10.6.7). */
     if (!lkey || !ernic_ext_on(c, ERNIC_EXT_F_MR) ||
-        !ernic_ext_mr(c, lkey >> 8) ||
-        (ernic_ext_mr(c, lkey >> 8)->acc & ERNIC_MRACC_MW)) {
+        (mr && (mr->acc & ERNIC_MRACC_MW))) {
         trace_ernic_mr_refused(qpn, lkey, va, len, true);
         return ERNIC_FATAL_RKEY;
     }
