@@ -392,10 +392,15 @@ void ernic_rig_post(ErnicRig *r, int i, uint32_t qpn, uint64_t sq,
 
     qernic_wqe(wqe, opcode, wrid, laddr, len, raddr, rkey, imm);
     if (sdata) {
-        /* SEND data, or an ERNIC-X atomic's operands or bind's fields. */
+        /*
+         * SEND data, or an ERNIC-X atomic's operands, bind's fields,
+         * ATOMIC WRITE's data or FLUSH's range and FETH.
+         */
         bool whole = opcode == ERNIC_OP_ATOMIC_CMP_SWP ||
                      opcode == ERNIC_OP_ATOMIC_FETCH_ADD ||
-                     opcode == ERNIC_OP_BIND_MW;
+                     opcode == ERNIC_OP_BIND_MW ||
+                     opcode == ERNIC_OP_ATOMIC_WRITE ||
+                     opcode == ERNIC_OP_FLUSH;
 
         memcpy(&wqe[ERNIC_WQE_SDATA], sdata, whole ? 16 : MIN(len, 16));
     }

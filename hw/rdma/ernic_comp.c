@@ -698,11 +698,16 @@ static ErnicCompState ernic_comp_do_nak_fatal(ErnicCompPkt *r)
     return ERNIC_COMP_DONE;
 }
 
-/* An ATOMIC ACKNOWLEDGE answers an atomic, a READ response a READ. */
+/*
+ * An ATOMIC ACKNOWLEDGE answers an atomic, a READ response a READ, a
+ * FLUSH or an ATOMIC WRITE (whose response is a READ Response Only of
+ * no payload, IBTA A19: checked as a READ of no data).
+ */
 static bool ernic_comp_answers(const ErnicOsq *e, const ErnicPkt *pkt)
 {
     return (pkt->opcode == IB_OPC_ATOMIC_ACK) ?
-           ernic_op_is_atomic(e->opcode) : e->opcode == ERNIC_OP_READ;
+           ernic_op_is_atomic(e->opcode) :
+           e->opcode == ERNIC_OP_READ || ernic_op_is_place(e->opcode);
 }
 
 /*

@@ -532,13 +532,21 @@ static inline bool ernic_op_is_atomic(uint8_t opcode)
            opcode == ERNIC_OP_ATOMIC_FETCH_ADD;
 }
 
+/* ERNIC-X's FLUSH and ATOMIC WRITE (docs/extension.md, "Placement"). */
+static inline bool ernic_op_is_place(uint8_t opcode)
+{
+    return opcode == ERNIC_OP_ATOMIC_WRITE || opcode == ERNIC_OP_FLUSH;
+}
+
 /*
  * A WQE whose result comes back in responses (READ, and ERNIC-X's
- * atomics): one request packet, done only once its responses arrived.
+ * atomics, FLUSH and ATOMIC WRITE): one request packet, done only once
+ * its responses arrived.
  */
 static inline bool ernic_op_reads(uint8_t opcode)
 {
-    return opcode == ERNIC_OP_READ || ernic_op_is_atomic(opcode);
+    return opcode == ERNIC_OP_READ || ernic_op_is_atomic(opcode) ||
+           ernic_op_is_place(opcode);
 }
 
 /* PSN arithmetic modulo 2^24: negative when a is before b. */
@@ -660,6 +668,17 @@ uint16_t ernic_atomic_execute(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
                               uint64_t *orig, uint8_t *nak);
 void ernic_atomic_send_ack(ErnicCore *c, uint32_t qpn, const ErnicReadRes *r);
 
+/* ernic_place.c: ERNIC-X FLUSH and ATOMIC WRITE, requester and responder */
+bool ernic_place_qp(ErnicCore *c, uint32_t qpn);
+bool ernic_place_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                        ErnicPkt *pl);
+bool ernic_place_wqe_ok(ErnicCore *c, uint32_t qpn, const ErnicOsq *e);
+uint8_t ernic_place_bth_opcode(const ErnicOsq *e);
+size_t ernic_place_ext_len(const ErnicOsq *e);
+uint8_t *ernic_place_put_ext(uint8_t *p, const ErnicOsq *e);
+uint16_t ernic_place_execute(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                             uint8_t *nak);
+
 /* ernic_uc.c: ERNIC-X UC QPs */
 bool ernic_uc_qp(ErnicCore *c, uint32_t qpn);
 bool ernic_uc_opcode_ok(uint8_t opcode);
@@ -688,6 +707,8 @@ bool ernic_srq_wqe_ok(ErnicCore *c, uint32_t qpn, const uint8_t *w);
 uint16_t ernic_mr_check_rkey(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                              uint64_t va, uint64_t len, bool write,
                              ErnicMrAccess *a);
+uint16_t ernic_mr_check_flush(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                              uint64_t va, uint64_t len, bool whole);
 uint16_t ernic_mr_check_atomic(ErnicCore *c, uint32_t qpn, uint32_t rkey,
                                uint64_t va, ErnicMrAccess *a);
 uint16_t ernic_mr_check_lkey(ErnicCore *c, uint32_t qpn, uint32_t lkey,

@@ -175,8 +175,11 @@ static void ernic_ext_qp_written(ErnicCore *c, hwaddr addr, uint32_t old)
         return;
     }
     if (w == ERNIC_W(ERNIC_EXTQPCONF)) {
-        /* Remote atomic access: IBTA lets modify_qp change it in RTS. */
-        live = ERNIC_EXTQPCONF_ATOMIC;
+        /*
+         * Remote atomic and FLUSH access: IBTA lets modify_qp change a
+         * QP's access in RTS.
+         */
+        live = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
     }
     if ((*reg ^ old) & ~live) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u extension register "

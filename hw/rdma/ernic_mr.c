@@ -141,6 +141,35 @@ uint16_t ernic_mr_check_atomic(ErnicCore *c, uint32_t qpn, uint32_t rkey,
 }
 
 /*
+ * The range of a FLUSH (ERNIC-X PLACE, docs/extension.md): an extended
+ * region needs MRACC's FLUSH bit; PG332's table has no such bit, so one
+ * of its regions needs remote write access, the writes a FLUSH makes
+ * visible. With @whole (selectivity "memory region", IBTA A19) the
+ * range is the region's own and the RETH's is ignored.
+ */
+uint16_t ernic_mr_check_flush(ErnicCore *c, uint32_t qpn, uint32_t rkey,
+                              uint64_t va, uint64_t len, bool whole)
+{
+    ErnicMrAccess a;
+
+    if (ernic_ext_on(c, ERNIC_EXT_F_MR)) {
+        const ErnicExtMr *mr = ernic_ext_mr(c, rkey >> 8);
+
+        if (whole && mr) {
+            va = mr->iova;
+            len = 0;
+        }
+        return ernic_mr_check_ext(c, qpn, rkey, va, len, ERNIC_MRACC_FLUSH,
+                                  &a);
+    }
+    if (whole && (rkey >> 8) < ERNIC_PDT_ENTRIES) {
+        va = ernic_pdt_va(c->pdt[rkey >> 8]);
+        len = 0;
+    }
+    return ernic_mr_check_pdt(c, qpn, rkey, va, len, true, &a);
+}
+
+/*
  * An L_Key of an ERNIC-X WQE for @len bytes at @va (docs/extension.md,
  * "Receive WQEs", "Keyed SGEs"): 0 names bus addresses (the reserved
  * L_Key); any other key needs an entry of the extended table with the

@@ -28,7 +28,7 @@
 #include "ernic_core.h"
 #include "trace.h"
 
-/* Table 2-1's opcodes, and ERNIC-X's atomics once turned on. */
+/* Table 2-1's opcodes, and ERNIC-X's atomics and placement once on. */
 static bool ernic_req_opcode_valid(ErnicCore *c, uint8_t opcode)
 {
     switch (opcode) {
@@ -42,6 +42,9 @@ static bool ernic_req_opcode_valid(ErnicCore *c, uint8_t opcode)
     case ERNIC_OP_ATOMIC_CMP_SWP:
     case ERNIC_OP_ATOMIC_FETCH_ADD:
         return ernic_ext_on(c, ERNIC_EXT_F_ATOMIC);
+    case ERNIC_OP_ATOMIC_WRITE:
+    case ERNIC_OP_FLUSH:
+        return ernic_ext_on(c, ERNIC_EXT_F_PLACE);
     default:
         return false;
     }
@@ -226,6 +229,9 @@ static bool ernic_req_fetch(ErnicCore *c, uint32_t qpn, uint16_t depth)
     if (ernic_op_is_atomic(e->opcode) && !ernic_atomic_wqe_ok(c, qpn, e)) {
         return false;
     }
+    if (ernic_op_is_place(e->opcode) && !ernic_place_wqe_ok(c, qpn, e)) {
+        return false;
+    }
     if (e->len > ERNIC_MAX_MSG_SIZE) {
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "WQE %u length %u is over 8 MiB (PG332 p.10)",
@@ -247,6 +253,9 @@ static uint8_t ernic_req_bth_opcode(const ErnicOsq *e, uint32_t i)
     case ERNIC_OP_ATOMIC_CMP_SWP:
     case ERNIC_OP_ATOMIC_FETCH_ADD:
         return ernic_atomic_bth_opcode(e);
+    case ERNIC_OP_ATOMIC_WRITE:
+    case ERNIC_OP_FLUSH:
+        return ernic_place_bth_opcode(e);
     case ERNIC_OP_WRITE:
     case ERNIC_OP_WRITE_IMM:
         if (first && last) {
@@ -296,14 +305,17 @@ static bool ernic_req_ackreq(ErnicCore *c, uint32_t qpn, const ErnicOsq *e,
 }
 
 /*
- * RETH and ImmDt or IETH, or AtomicETH, of packet @opcode at offset @off,
- * from @p.
+ * RETH and ImmDt or IETH, AtomicETH, or FETH and RETH, of packet @opcode
+ * at offset @off, from @p.
  */
 static uint8_t *ernic_req_put_ext(uint8_t *p, const ErnicOsq *e,
                                   uint32_t flags, uint32_t off)
 {
     if (flags & ERNIC_OPF_ATOMICETH) {
         return ernic_atomic_put_eth(p, e);
+    }
+    if (flags & ERNIC_OPF_PLACE) {
+        return ernic_place_put_ext(p, e);
     }
     if (flags & ERNIC_OPF_RETH) {
         ernic_wire_put_reth(p, e->raddr + off, e->rkey, e->len - off);
@@ -317,6 +329,16 @@ static uint8_t *ernic_req_put_ext(uint8_t *p, const ErnicOsq *e,
         p += ERNIC_IMMDT_LEN;
     }
     return p;
+}
+
+/* Bytes of the headers ernic_req_put_ext() writes. */
+static size_t ernic_req_ext_len(const ErnicOsq *e, uint32_t flags)
+{
+    if (flags & ERNIC_OPF_PLACE) {
+        return ernic_place_ext_len(e);
+    }
+    return ernic_wire_ext_len(flags & (ERNIC_OPF_RETH | ERNIC_OPF_IMM |
+                                       ERNIC_OPF_IETH | ERNIC_OPF_ATOMICETH));
 }
 
 /*
@@ -352,6 +374,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
 {
     uint8_t opcode = ernic_req_bth_opcode(e, i);
     uint32_t flags = ernic_op_is_atomic(e->opcode) ? ERNIC_OPF_ATOMICETH :
+                     ernic_op_is_place(e->opcode) ? ERNIC_OPF_PLACE :
                      ernic_wire_opcode_flags(opcode);
     uint32_t off = i * e->pmtu, paylen = 0;
     bool uc = ernic_uc_qp(c, qpn);
@@ -375,11 +398,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     end = ernic_wire_build(f, &path, uc ? opcode | IB_OPC_UC : opcode,
                            e->psn + i,
                            !uc && ernic_req_ackreq(c, qpn, e, opcode, i),
-                           ernic_wire_ext_len(flags & (ERNIC_OPF_RETH |
-                                                       ERNIC_OPF_IMM |
-                                                       ERNIC_OPF_IETH |
-                                                       ERNIC_OPF_ATOMICETH)),
-                           paylen);
+                           ernic_req_ext_len(e, flags), paylen);
     p = ernic_req_put_ext(f + end, e, flags, off);
     if (paylen && !ernic_req_put_payload(c, qpn, e, off, p, paylen)) {
         return false;

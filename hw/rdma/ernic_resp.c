@@ -359,20 +359,23 @@ static void ernic_resp_queue_atomic(ErnicCore *c, uint32_t qpn, uint32_t psn,
 }
 
 /*
- * A duplicate atomic is never executed again: it is answered with the
- * value saved when it was (IBTA 9.4.5, C9-89), if it is one of the last
- * ERNIC_READ_RES READs and atomics; else it is dropped, and the
- * requester's retries end in its retry count.
+ * A duplicate atomic, FLUSH or ATOMIC WRITE is never executed again: it
+ * is answered with what it was answered (IBTA 9.4.5, C9-89; A19), the
+ * value saved for an atomic, if it is one of the last ERNIC_READ_RES
+ * READs and atomics; else it is dropped, and the requester's retries
+ * end in its retry count.
  */
-static void ernic_resp_dup_atomic(ErnicCore *c, uint32_t qpn,
-                                  const ErnicPkt *pkt)
+static void ernic_resp_dup_once(ErnicCore *c, uint32_t qpn,
+                                const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
+    bool atomic = pkt->flags & ERNIC_OPF_ATOMICETH;
     const ErnicReadHist *h = NULL;
+    ErnicMrAccess none = { 0 };
     int k;
 
     for (k = 0; k < ERNIC_READ_RES; k++) {
-        if (qp->rd_hist[k].npkts && qp->rd_hist[k].atomic &&
+        if (qp->rd_hist[k].npkts == 1 && qp->rd_hist[k].atomic == atomic &&
             qp->rd_hist[k].psn == pkt->psn) {
             h = &qp->rd_hist[k];
         }
@@ -386,7 +389,11 @@ static void ernic_resp_dup_atomic(ErnicCore *c, uint32_t qpn,
         qp->rd_count == ERNIC_READ_RES) {
         return;
     }
-    ernic_resp_queue_atomic(c, qpn, pkt->psn, h->orig, true);
+    if (atomic) {
+        ernic_resp_queue_atomic(c, qpn, pkt->psn, h->orig, true);
+    } else {
+        ernic_resp_queue_read(c, qpn, pkt->psn, 0, &none, true);
+    }
     ernic_up_kick(c, qpn);
 }
 
@@ -399,8 +406,8 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
 
     ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
-    if (pkt->flags & ERNIC_OPF_ATOMICETH) {
-        ernic_resp_dup_atomic(c, qpn, pkt);
+    if (pkt->flags & (ERNIC_OPF_ATOMICETH | ERNIC_OPF_PLACE)) {
+        ernic_resp_dup_once(c, qpn, pkt);
         return;
     }
     if (pkt->opcode != IB_OPC_READ_REQUEST) {
@@ -441,6 +448,7 @@ typedef enum ErnicRespState {
     ERNIC_RESP_EXEC_WRITE,      /* through the RETH's R_Key */
     ERNIC_RESP_EXEC_READ,       /* queued for responses */
     ERNIC_RESP_EXEC_ATOMIC,     /* executed, its result queued */
+    ERNIC_RESP_EXEC_PLACE,      /* FLUSH, ATOMIC WRITE: executed, answered */
     ERNIC_RESP_COMPLETE,        /* LSTRQREQi, MSN, RQ doorbell, ACK */
     ERNIC_RESP_EXIT,
 } ErnicRespState;
@@ -522,6 +530,7 @@ static ErnicRespState ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
         return (f & ERNIC_OPF_SEND) ? ERNIC_RESP_EXEC_SEND :
                is_write ? ERNIC_RESP_EXEC_WRITE :
                (f & ERNIC_OPF_ATOMICETH) ? ERNIC_RESP_EXEC_ATOMIC :
+               (f & ERNIC_OPF_PLACE) ? ERNIC_RESP_EXEC_PLACE :
                ERNIC_RESP_EXEC_READ;
     }
     /* Table 2-4 has a code for each and for both, SEND and WRITE apart. */
@@ -752,6 +761,37 @@ static ErnicRespState ernic_resp_exec_atomic(ErnicCore *c, uint32_t qpn,
     return ERNIC_RESP_COMPLETE;
 }
 
+/*
+ * An ERNIC-X FLUSH or ATOMIC WRITE (ernic_place.c): executed once, and
+ * answered by a READ Response Only of no payload (IBTA A19) queued with
+ * READ responses; remembered as a one-packet READ, so that a duplicate
+ * is answered again, never executed again.
+ */
+static ErnicRespState ernic_resp_exec_place(ErnicCore *c, uint32_t qpn,
+                                            const ErnicPkt *pkt)
+{
+    ErnicQP *qp = &c->qp[qpn];
+    ErnicMrAccess none = { 0 };
+    ErnicReadHist *h;
+    uint8_t nak;
+    uint16_t code;
+
+    if (!ernic_resp_take_resource(c, qpn, pkt)) {
+        return ERNIC_RESP_EXIT;
+    }
+    code = ernic_place_execute(c, qpn, pkt, &nak);
+    if (code) {
+        ernic_resp_fatal(c, qpn, pkt, nak, code, 0);
+        return ERNIC_RESP_EXIT;
+    }
+    ernic_resp_queue_read(c, qpn, pkt->psn, 0, &none, false);
+    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
+    h->psn = pkt->psn;
+    h->npkts = 1;
+    h->atomic = false;
+    return ERNIC_RESP_COMPLETE;
+}
+
 /* After a request was executed: LSTRQREQi, MSN, RQ doorbell, ACK. */
 static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
                                       const ErnicPkt *pkt)
@@ -802,7 +842,7 @@ static ErnicRespState ernic_resp_done(ErnicCore *c, uint32_t qpn,
             return ERNIC_RESP_EXIT;
         }
     }
-    if (f & (ERNIC_OPF_READ | ERNIC_OPF_ATOMICETH)) {
+    if (f & (ERNIC_OPF_READ | ERNIC_OPF_ATOMICETH | ERNIC_OPF_PLACE)) {
         qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].msn =
             ernic_resp_msn(c, qpn);
         ernic_up_kick(c, qpn);
@@ -817,7 +857,7 @@ static ErnicRespState (*const ernic_resp_steps[])(ErnicCore *c, uint32_t qpn,
                                                   const ErnicPkt *pkt) = {
     ernic_resp_check_psn, ernic_resp_check_opcode, ernic_resp_exec_send,
     ernic_resp_exec_write, ernic_resp_exec_read, ernic_resp_exec_atomic,
-    ernic_resp_done,
+    ernic_resp_exec_place, ernic_resp_done,
 };
 QEMU_BUILD_BUG_ON(ARRAY_SIZE(ernic_resp_steps) != ERNIC_RESP_EXIT);
 
@@ -830,7 +870,8 @@ void ernic_resp_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt)
     ErnicRespState s = ERNIC_RESP_CHECK_PSN;
     ErnicPkt at;
 
-    if (ernic_atomic_accept(c, qpn, pkt, &at)) {
+    if (ernic_atomic_accept(c, qpn, pkt, &at) ||
+        ernic_place_accept(c, qpn, pkt, &at)) {
         pkt = &at;
     }
     while (s != ERNIC_RESP_EXIT) {

@@ -423,6 +423,36 @@ bool ernic_wire_parse_atomic(ErnicPkt *pkt)
     return true;
 }
 
+/*
+ * FLUSH and ATOMIC WRITE (IBTA 1.5 annex A19) are parsed only for a QP
+ * with ERNIC-X PLACE (ernic_place.c); for any other they stay the
+ * reserved opcodes the PG332 device refuses. A FLUSH's FETH comes
+ * before its RETH, as rxe and mlx5 send it.
+ */
+bool ernic_wire_parse_place(ErnicPkt *pkt)
+{
+    const uint8_t *end = pkt->frame + pkt->len - ERNIC_ICRC_LEN -
+                         pkt->padcnt;
+    const uint8_t *ext = pkt->frame + pkt->bth + ERNIC_BTH_LEN;
+    bool flush = pkt->opcode == IB_OPC_FLUSH;
+    size_t need = ERNIC_RETH_LEN +
+                  (flush ? ERNIC_FETH_LEN : ERNIC_AWRITE_LEN);
+
+    if ((!flush && pkt->opcode != IB_OPC_ATOMIC_WRITE) || end - ext != need) {
+        return false;
+    }
+    pkt->flags = ERNIC_OPF_VALID | ERNIC_OPF_REQ | ERNIC_OPF_FIRST |
+                 ERNIC_OPF_LAST | ERNIC_OPF_RETH | ERNIC_OPF_PLACE |
+                 (flush ? 0 : ERNIC_OPF_PAYLOAD);
+    if (flush) {
+        pkt->feth = ldl_be_p(ext);
+        ext += ERNIC_FETH_LEN;
+    }
+    pkt->payload = ernic_wire_parse_ext(ext, pkt);
+    pkt->paylen = end - pkt->payload;
+    return true;
+}
+
 void ernic_wire_ip_from_regs(uint8_t *ip, const uint32_t *regs, bool ipv6)
 {
     int i;

@@ -21,6 +21,8 @@
 #define ERNIC_DETH_LEN          8
 #define ERNIC_ATOMICACKETH_LEN  8
 #define ERNIC_ATOMICETH_LEN     28
+#define ERNIC_FETH_LEN          4
+#define ERNIC_AWRITE_LEN        8       /* an ATOMIC WRITE's payload */
 #define ERNIC_ICRC_LEN          4
 
 /* Headroom for Ethernet + IPv6 + UDP + BTH + RETH + ImmDt (+ ICRC). */
@@ -57,7 +59,9 @@ enum {
     IB_OPC_ATOMIC_ACK           = 0x12,
     IB_OPC_CMP_SWAP             = 0x13,
     IB_OPC_FETCH_ADD            = 0x14,
-    IB_OPC_RC_RESERVED          = 0x18, /* 0x18-0x1f: none in IBTA 1.4 */
+    IB_OPC_RC_RESERVED          = 0x18, /* 0x18-0x1b, 0x1e, 0x1f: none */
+    IB_OPC_FLUSH                = 0x1c, /* IBTA 1.5 annex A19 */
+    IB_OPC_ATOMIC_WRITE         = 0x1d, /* IBTA 1.5 annex A19 */
     IB_OPC_SEND_LAST_INV        = 0x16,
     IB_OPC_SEND_ONLY_INV        = 0x17,
     IB_OPC_UC                   = 0x20, /* | a SEND or WRITE opcode */
@@ -104,6 +108,7 @@ enum {
 #define ERNIC_OPF_ATOMICACKETH  (1u << 15)
 #define ERNIC_OPF_UC            (1u << 16)  /* parsed for a UC QP */
 #define ERNIC_OPF_ATOMICETH     (1u << 17)  /* parsed with ERNIC-X ATOMIC */
+#define ERNIC_OPF_PLACE         (1u << 18)  /* FLUSH, ATOMIC WRITE (PLACE) */
 
 uint32_t ernic_wire_opcode_flags(uint8_t opcode);
 
@@ -150,6 +155,7 @@ typedef struct ErnicPkt {
     uint64_t swap_add;          /* AtomicETH, with va and rkey */
     uint64_t compare;
     uint64_t orig;              /* AtomicAckETH */
+    uint32_t feth;              /* FETH */
     const uint8_t *payload;
     uint32_t paylen;            /* payload without pad */
 } ErnicPkt;
@@ -207,5 +213,11 @@ bool ernic_wire_parse_uc(ErnicPkt *pkt);
  * ATOMIC; false when it is none or the frame does not hold exactly that.
  */
 bool ernic_wire_parse_atomic(ErnicPkt *pkt);
+/*
+ * Parse @pkt's headers again as a FLUSH (FETH, RETH, no payload) or an
+ * ATOMIC WRITE (RETH, 8 bytes of payload), for a QP with ERNIC-X PLACE;
+ * false when it is neither or the frame does not hold exactly that.
+ */
+bool ernic_wire_parse_place(ErnicPkt *pkt);
 
 #endif /* HW_RDMA_ERNIC_WIRE_H */

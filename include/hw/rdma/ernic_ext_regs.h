@@ -46,6 +46,7 @@
 #define ERNIC_EXT_F_MCAST               (1u << 11)  /* UD multicast groups */
 #define ERNIC_EXT_F_ATOMIC              (1u << 12)  /* CMP_SWP, FETCH_ADD */
 #define ERNIC_EXT_F_MW                  (1u << 13)  /* memory windows */
+#define ERNIC_EXT_F_PLACE               (1u << 14)  /* FLUSH, ATOMIC WRITE */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -58,7 +59,8 @@
                                          ERNIC_EXT_F_UC | \
                                          ERNIC_EXT_F_MCAST | \
                                          ERNIC_EXT_F_ATOMIC | \
-                                         ERNIC_EXT_F_MW)
+                                         ERNIC_EXT_F_MW | \
+                                         ERNIC_EXT_F_PLACE)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
@@ -69,14 +71,14 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00003fff, 0x00003fff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x00007fff, 0x00007fff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
     X(MRIDX,            0x38040, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRKEY,            0x38044, RW,  0,          0x000003ff, 0x000003ff, NONE, 0) \
     X(MRPD,             0x38048, RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
-    X(MRACC,            0x3804c, RW,  0,          0x00007fff, 0x00007fff, NONE, 0) \
+    X(MRACC,            0x3804c, RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
     X(MRIOVALO,         0x38050, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRIOVAHI,         0x38054, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(MRLENLO,          0x38058, RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
@@ -103,7 +105,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff00ff, 0x00ff00ff, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff01ff, 0x00ff01ff, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
@@ -124,6 +126,7 @@ enum {
 #define ERNIC_EXTQPCONF_UD              (1u << 5)   /* a UD QP (feature UD) */
 #define ERNIC_EXTQPCONF_UC              (1u << 6)   /* a UC QP (feature UC) */
 #define ERNIC_EXTQPCONF_ATOMIC          (1u << 7)   /* takes atomics (ATOMIC) */
+#define ERNIC_EXTQPCONF_FLUSH           (1u << 8)   /* takes FLUSH (PLACE) */
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
@@ -339,9 +342,10 @@ enum {
 #define ERNIC_MRACC_MW_BIND             (1u << 6)   /* windows may bind (MW) */
 #define ERNIC_MRACC_MW                  (1u << 7)   /* a memory window (MW) */
 #define ERNIC_MRACC_MW_TYPE2            (1u << 14)  /* ... of type 2 */
+#define ERNIC_MRACC_FLUSH               (1u << 15)  /* FLUSH, global (PLACE) */
 #define ERNIC_MRACC_SHIFT_SHIFT         8
 #define ERNIC_MRACC_SHIFT_MASK          (0x3fu << 8)
-#define ERNIC_MRACC_MASK                0x00007fffu /* defined bits */
+#define ERNIC_MRACC_MASK                0x0000ffffu /* defined bits */
 #define ERNIC_MR_PAGE_SHIFT_MIN         12
 #define ERNIC_MR_PAGE_SHIFT_MAX         30
 
@@ -386,6 +390,26 @@ enum {
 #define ERNIC_WQE_BIND_LEN              32      /* SDATA[0..7] */
 #define ERNIC_WQE_BIND_LKEY             40      /* SDATA[8..11] */
 #define ERNIC_WQE_BIND_ACC              44      /* SDATA[12..15] */
+
+/*
+ * Memory placement (feature PLACE, IBTA 1.5 annex A19), in the PG332
+ * WQE: ROFFSET the remote address, RTAG its R_Key, LENGTH 0 and no SGE
+ * (neither moves local data). ATOMIC WRITE: SDATA[0..7] the 8 bytes to
+ * write, in memory order. FLUSH: SDATA[0..3] the range's length,
+ * SDATA[4..7] its FETH: placement type in [3:0], selectivity in [5:4].
+ */
+#define ERNIC_OP_ATOMIC_WRITE           0x25
+#define ERNIC_OP_FLUSH                  0x26
+#define ERNIC_WQE_AWRITE_DATA           32      /* SDATA[0..7] */
+#define ERNIC_WQE_FLUSH_LEN             32      /* SDATA[0..3] */
+#define ERNIC_WQE_FLUSH_FETH            36      /* SDATA[4..7] */
+#define ERNIC_FETH_PLT_GLOBAL           (1u << 0)   /* global visibility */
+#define ERNIC_FETH_PLT_PERSISTENT       (1u << 1)   /* persistence */
+#define ERNIC_FETH_PLT_MASK             0x0000000fu
+#define ERNIC_FETH_SEL_SHIFT            4
+#define ERNIC_FETH_SEL_MASK             0x00000030u
+#define ERNIC_FETH_SEL_RANGE            0           /* the RETH's range */
+#define ERNIC_FETH_SEL_MR               1           /* the whole region */
 
 /* The extended MR table: entries (property mr-entries). */
 #define ERNIC_EXT_MR_MIN                256
