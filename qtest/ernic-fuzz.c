@@ -310,6 +310,21 @@ static void fuzz_bind_wqe(Fuzz *z, uint8_t *wqe)
     stl_le_p(&wqe[ERNIC_WQE_BIND_ACC], below(z, 64));
 }
 
+/*
+ * A FLUSH or ATOMIC WRITE WQE (ERNIC-X PLACE): no local data, an aligned
+ * word of the region, a FLUSH of a range or the region, mostly global.
+ */
+static void fuzz_place_wqe(Fuzz *z, uint8_t *wqe)
+{
+    stl_le_p(&wqe[ERNIC_WQE_LENGTH], chance(z, 90) ? 0 : 8);
+    stq_le_p(&wqe[ERNIC_WQE_ROFFSET], MR_VA + below(z, 64) * 8);
+    if (wqe[ERNIC_WQE_OPCODE] == ERNIC_OP_FLUSH) {
+        stl_le_p(&wqe[ERNIC_WQE_FLUSH_LEN], below(z, 0x3000));
+        stl_le_p(&wqe[ERNIC_WQE_FLUSH_FETH],
+                 chance(z, 90) ? PICK(z, 0x01, 0x11, 0x02) : below(z, 64));
+    }
+}
+
 static void act_post(Fuzz *z)
 {
     int dev = below(z, NDEV);
@@ -326,10 +341,12 @@ static void act_post(Fuzz *z)
                           ERNIC_OP_SEND_IMM, ERNIC_OP_READ,
                           ERNIC_OP_SEND_INV, ERNIC_OP_REG_MR,
                           ERNIC_OP_LOCAL_INV, ERNIC_OP_ATOMIC_CMP_SWP,
-                          ERNIC_OP_ATOMIC_FETCH_ADD, ERNIC_OP_BIND_MW) :
+                          ERNIC_OP_ATOMIC_FETCH_ADD, ERNIC_OP_BIND_MW,
+                          ERNIC_OP_ATOMIC_WRITE, ERNIC_OP_FLUSH) :
                      below(z, 256);
         bool atomic = op == ERNIC_OP_ATOMIC_CMP_SWP ||
                       op == ERNIC_OP_ATOMIC_FETCH_ADD;
+        bool place = op == ERNIC_OP_ATOMIC_WRITE || op == ERNIC_OP_FLUSH;
 
         for (int b = 0; b < ERNIC_WQE_SIZE; b += 8) {
             stq_le_p(wqe + b, rnd(z));
@@ -349,6 +366,9 @@ static void act_post(Fuzz *z)
         }
         if (op == ERNIC_OP_BIND_MW && chance(z, 80)) {
             fuzz_bind_wqe(z, wqe);
+        }
+        if (place && chance(z, 80)) {
+            fuzz_place_wqe(z, wqe);
         }
         stl_le_p(&wqe[ERNIC_WQE_RTAG], chance(z, 80) ? RKEY : any_val(z));
         qtest_memwrite(z->r->qts, sq + (z->sqpi[dev][qpn] % depth) *
@@ -445,10 +465,10 @@ static void act_ext_qp(Fuzz *z, int dev)
                  any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
     if (chance(z, 50)) {
-        /* Remote atomic access, which changes on an enabled QP too. */
+        /* Remote atomic or FLUSH access: they change on an enabled QP. */
         ernic_rig_wr(z->r, dev, x + ERNIC_EXTQPCONF,
                      ernic_rig_rd(z->r, dev, x + ERNIC_EXTQPCONF) ^
-                     ERNIC_EXTQPCONF_ATOMIC);
+                     PICK(z, ERNIC_EXTQPCONF_ATOMIC, ERNIC_EXTQPCONF_FLUSH));
     }
 }
 
@@ -630,7 +650,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
                                    ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
                                    ERNIC_EXT_F_MW | ERNIC_EXT_F_RINV |
-                                   ERNIC_EXT_F_FRWR) :
+                                   ERNIC_EXT_F_FRWR, ERNIC_EXT_F_PLACE |
+                                   ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
+                                   ERNIC_EXT_F_PLACE) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -895,6 +917,31 @@ static void act_wire(Fuzz *z)
     log_action(z, "wire %u frames", moved);
 }
 
+/*
+ * A FLUSH (FETH, RETH) or ATOMIC WRITE (RETH, 8 bytes) request in @ext
+ * (ERNIC-X PLACE), mostly well formed; returns its length.
+ */
+static size_t fuzz_place_ext(Fuzz *z, uint8_t op, uint8_t *ext)
+{
+    size_t n = 0;
+
+    if (op == 0x1c) {
+        stl_be_p(ext, chance(z, 80) ? PICK(z, 0x01, 0x11, 0x02, 0x03) :
+                 rnd(z));
+        n = 4;
+    }
+    ernic_rig_reth(ext + n, MR_VA + below(z, 64) * 8 +
+                   (chance(z, 90) ? 0 : below(z, 8)),
+                   chance(z, 80) ? RKEY : rnd(z),
+                   op == 0x1d && chance(z, 90) ? 8 : below(z, 0x3000));
+    n += 16;
+    if (op == 0x1d) {
+        stq_be_p(ext + n, rnd(z));
+        n += 8;
+    }
+    return n;
+}
+
 /* A frame of the fuzzer's own making, as a peer (or a stranger) would. */
 static void act_inject(Fuzz *z)
 {
@@ -907,7 +954,7 @@ static void act_inject(Fuzz *z)
                                       0x12, 0x13, 0x14, 0x16, 0x17, 0x64,
                                       0x65, 0x20, 0x21, 0x22, 0x23, 0x24,
                                       0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
-                                      0x2b) : below(z, 256);
+                                      0x2b, 0x1c, 0x1d) : below(z, 256);
     uint32_t dqpn = chance(z, 70) ? (to ? QPN_B : QPN_A) : any_qpn(z);
     uint32_t psn = (PICK(z, PSN_A, PSN_B, 0, 0xffffff, rnd(z)) +
                     (chance(z, 70) ? below(z, 8) : below(z, 4096))) &
@@ -944,6 +991,15 @@ static void act_inject(Fuzz *z)
         paylen = chance(z, 80) ? 0 : below(z, 64);
         if (dqpn == (to ? QPN_B : QPN_A) && chance(z, 50)) {
             /* The PSN the QP expects: the atomic is executed. */
+            psn = (ernic_rig_qrd(z->r, to, dqpn, ERNIC_LSTRQREQ) + 1) &
+                  0xffffff;
+        }
+    }
+    if ((op == 0x1c || op == 0x1d) && chance(z, 70)) {
+        /* FLUSH or ATOMIC WRITE on the region (ERNIC-X PLACE). */
+        ext_len = fuzz_place_ext(z, op, ext);
+        paylen = chance(z, 90) ? 0 : below(z, 16);
+        if (dqpn == (to ? QPN_B : QPN_A) && chance(z, 50)) {
             psn = (ernic_rig_qrd(z->r, to, dqpn, ERNIC_LSTRQREQ) + 1) &
                   0xffffff;
         }
@@ -1109,16 +1165,19 @@ static void setup(Fuzz *z)
     }
     if (z->seed & 1) {
         /*
-         * Odd seeds start with ERNIC-X atomics on, QPs A, B and 4
-         * taking them: otherwise an atomic needs a run of lucky
-         * actions (EXTCTRL, then EXTQPCONFi[7], then a post).
+         * Odd seeds start with ERNIC-X atomics, FLUSH and ATOMIC
+         * WRITE on, QPs A, B and 4 taking them: otherwise one needs a
+         * run of lucky actions (EXTCTRL, then EXTQPCONFi, then a post).
          */
+        uint32_t take = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
+
         for (int i = 0; i < NDEV; i++) {
-            ernic_rig_wr(z->r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_ATOMIC);
+            ernic_rig_wr(z->r, i, ERNIC_EXTCTRL,
+                         ERNIC_EXT_F_ATOMIC | ERNIC_EXT_F_PLACE);
             ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
-                         ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_ATOMIC);
+                         ERNIC_EXTQPCONF, take);
             ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(4) + ERNIC_EXTQPCONF,
-                         ERNIC_EXTQPCONF_ATOMIC);
+                         take);
         }
     }
     ernic_rig_connect_pair(z->r, &cfg);
