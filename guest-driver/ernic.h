@@ -90,6 +90,14 @@ struct ernic_eth_ring {
  * the region.
  */
 #define ERNIC_MAX_USER_PAGES	(1u << 18)
+
+/*
+ * FLUSH access with global placement: the value of Linux 6.2's
+ * IB_ACCESS_FLUSH_GLOBAL (IB_UVERBS_ACCESS_FLUSH_GLOBAL), which 6.1
+ * lacks; a user MR gets it through reg_mr's driver data, a QP through
+ * its access flags, which the core passes as they are.
+ */
+#define ERNIC_ACCESS_FLUSH_GLOBAL	(1 << 8)
 /*
  * Inline data beyond SDATA's 16 bytes (ERNIC-X QPs): copied into a
  * per-slot buffer of the driver's, which the WQE names by an SGE.

@@ -96,6 +96,9 @@ static u32 ernic_mracc(int access)
 	/* Windows may be bound to it (ERNIC-X MW; refused without). */
 	if (access & IB_ACCESS_MW_BIND)
 		acc |= ERNIC_MRACC_MW_BIND;
+	/* FLUSH reaches it (ERNIC-X PLACE; refused without). */
+	if (access & ERNIC_ACCESS_FLUSH_GLOBAL)
+		acc |= ERNIC_MRACC_FLUSH;
 	return acc;
 }
 
@@ -265,12 +268,37 @@ struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access)
 				 IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_ATOMIC | IB_ACCESS_OPTIONAL)
 
-/* What a user MR may ask for on @dev: MW bind access with ERNIC-X MW. */
+/*
+ * What a user MR may ask for on @dev: MW bind access with ERNIC-X MW,
+ * FLUSH access with ERNIC-X PLACE.
+ */
 static bool ernic_user_access_ok(struct ernic_dev *dev, int access)
 {
 	if ((access & IB_ACCESS_MW_BIND) && (dev->ext & ERNIC_EXT_F_MW))
 		access &= ~IB_ACCESS_MW_BIND;
+	if (dev->ext & ERNIC_EXT_F_PLACE)
+		access &= ~ERNIC_ACCESS_FLUSH_GLOBAL;
 	return !(access & ~ERNIC_USER_ACCESS);
+}
+
+/*
+ * reg_mr's driver data (<rdma/ernic-abi.h>): FLUSH access, which the
+ * kernel's reg_mr of Linux 6.1 refuses, into @access. A provider that
+ * sends none asks for nothing more.
+ */
+static int ernic_umr_drv_access(struct ib_udata *udata, int *access)
+{
+	struct ernic_reg_mr_cmd cmd = {};
+
+	if (!udata || !udata->inlen)
+		return 0;
+	if (ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd))))
+		return -EFAULT;
+	if ((cmd.access & ~ERNIC_MR_FLUSH_GLOBAL) || cmd.reserved)
+		return -EOPNOTSUPP;
+	if (cmd.access & ERNIC_MR_FLUSH_GLOBAL)
+		*access |= ERNIC_ACCESS_FLUSH_GLOBAL;
+	return 0;
 }
 /* Page sizes of a page list: shifts 12 to 30 (docs/extension.md). */
 #define ERNIC_USER_PGSZ		GENMASK_ULL(ERNIC_MR_PAGE_SHIFT_MAX, \
@@ -349,6 +377,9 @@ struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
 	struct ernic_mr *mr;
 	int ret;
 
+	ret = ernic_umr_drv_access(udata, &access);
+	if (ret)
+		return ERR_PTR(ret);
 	if (!(dev->ext & ERNIC_EXT_F_MR) || !ernic_user_access_ok(dev, access))
 		return ERR_PTR(-EOPNOTSUPP);
 	mr = ernic_mr_new(dev);

@@ -415,13 +415,16 @@ static void ernic_qp_free_queues(struct ernic_qp *qp)
 
 /*
  * EXTQPCONFi: what the QP uses of ERNIC-X, and whether it executes
- * atomics (its remote atomic access, which the device lets change while
- * the QP is enabled, docs/extension.md "Atomics").
+ * atomics and FLUSH (its remote atomic and FLUSH access, which the
+ * device lets change while the QP is enabled, docs/extension.md
+ * "Atomics" and "Placement").
  */
 static void ernic_qp_ext_conf(struct ernic_qp *qp)
 {
 	bool atomic = (qp->dev->ext & ERNIC_EXT_F_ATOMIC) &&
 		      (qp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC);
+	bool flush = (qp->dev->ext & ERNIC_EXT_F_PLACE) &&
+		     (qp->attr.qp_access_flags & ERNIC_ACCESS_FLUSH_GLOBAL);
 
 	ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_EXTQPCONF,
 		 (qp->meta ? ERNIC_EXTQPCONF_RXMETA : 0) |
@@ -432,7 +435,8 @@ static void ernic_qp_ext_conf(struct ernic_qp *qp)
 		  FIELD_PREP(ERNIC_EXTQPCONF_SRQN_MASK, qp->srq->n) : 0) |
 		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0) |
 		 (qp->uc ? ERNIC_EXTQPCONF_UC : 0) |
-		 (atomic ? ERNIC_EXTQPCONF_ATOMIC : 0));
+		 (atomic ? ERNIC_EXTQPCONF_ATOMIC : 0) |
+		 (flush ? ERNIC_EXTQPCONF_FLUSH : 0));
 }
 
 /* PG332 ch.6 "QP configuration": queue addresses, depths, doorbells, PD. */
@@ -963,7 +967,7 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (qp->ud && (mask & IB_QP_QKEY))
 		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_QKEY,
 			 attr->qkey);
-	/* Remote atomic access, likewise (EXTQPCONFi[7]). */
+	/* Remote atomic and FLUSH access, likewise (EXTQPCONFi[7], [8]). */
 	if (qp->dev->ext && (mask & IB_QP_ACCESS_FLAGS))
 		ernic_qp_ext_conf(qp);
 

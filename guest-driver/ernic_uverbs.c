@@ -79,6 +79,9 @@ int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 		resp.flags |= ERNIC_UCTX_ATOMIC;
 	if (dev->ext & ERNIC_EXT_F_MW)
 		resp.flags |= ERNIC_UCTX_MW;
+	/* Only a direct QP's WQEs carry them: the kernel has no such WR. */
+	if (uc->direct && (dev->ext & ERNIC_EXT_F_PLACE))
+		resp.flags |= ERNIC_UCTX_PLACE;
 	if (udata->outlen)
 		return ib_copy_to_udata(udata, &resp,
 					min(udata->outlen, sizeof(resp)));

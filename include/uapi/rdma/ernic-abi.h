@@ -32,9 +32,22 @@
 #define ERNIC_UCTX_DIRECT	(1u << 0)	/* direct QPs (ERNIC-X UDB) */
 #define ERNIC_UCTX_ATOMIC	(1u << 1)	/* atomics (ERNIC-X ATOMIC) */
 #define ERNIC_UCTX_MW		(1u << 2)	/* memory windows (ERNIC-X MW) */
+#define ERNIC_UCTX_PLACE	(1u << 3)	/* FLUSH, ATOMIC WRITE (PLACE) */
 
 struct ernic_alloc_ucontext_resp {
 	__u32 flags;
+	__u32 reserved;
+};
+
+/*
+ * reg_mr: access beyond what the kernel's reg_mr takes (Linux 6.1 knows
+ * no IB_ACCESS_FLUSH_*, and refuses the bits): FLUSH with global
+ * placement, MRACC[15] of ERNIC-X PLACE (docs/driver.md, "FLUSH").
+ */
+#define ERNIC_MR_FLUSH_GLOBAL	(1u << 0)
+
+struct ernic_reg_mr_cmd {
+	__u32 access;				/* ERNIC_MR_* */
 	__u32 reserved;
 };
 

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <util/util.h>
 
 #include "ernic.h"
 
@@ -47,6 +48,16 @@ static int ernic_query_device(struct ibv_context *context,
 				       &resp, &resp_size);
 	if (ret)
 		return ret;
+	/*
+	 * The kernel's capability bits for FLUSH and ATOMIC WRITE (Linux
+	 * 6.2) are not in 6.1's; the context tells whether its direct QPs
+	 * have them.
+	 */
+	if (to_ectx(context)->place &&
+	    attr_size >= offsetofend(struct ibv_device_attr_ex,
+				     device_cap_flags_ex))
+		attr->device_cap_flags_ex |= IB_UVERBS_DEVICE_FLUSH_GLOBAL |
+					     IB_UVERBS_DEVICE_ATOMIC_WRITE;
 	fw = resp.base.fw_ver;
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
 		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
@@ -88,18 +99,32 @@ static int ernic_dealloc_pd(struct ibv_pd *pd)
 	return ret;
 }
 
-/* A page-list MR of the ERNIC-X table, at the process's own addresses. */
+/*
+ * A page-list MR of the ERNIC-X table, at the process's own addresses.
+ * FLUSH access goes in the command's driver data, as the kernel's own
+ * reg_mr refuses it on Linux 6.1; no memory behind ernic is persistent
+ * (docs/driver.md, "FLUSH").
+ */
 static struct ibv_mr *ernic_reg_mr(struct ibv_pd *pd, void *addr,
 				   size_t length, uint64_t hca_va, int access)
 {
+	struct ernic_cmd_reg_mr cmd = {};
 	struct ib_uverbs_reg_mr_resp resp;
-	struct ibv_reg_mr cmd;
 	struct verbs_mr *vmr;
 
+	if ((access & IBV_ACCESS_FLUSH_PERSISTENT) ||
+	    ((access & IBV_ACCESS_FLUSH_GLOBAL) &&
+	     !to_ectx(pd->context)->place)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (access & IBV_ACCESS_FLUSH_GLOBAL)
+		cmd.access = ERNIC_MR_FLUSH_GLOBAL;
+	access &= ~IBV_ACCESS_FLUSH_GLOBAL;
 	vmr = calloc(1, sizeof(*vmr));
 	if (!vmr)
 		return NULL;
-	if (ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+	if (ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd.ibv_cmd,
 			   sizeof(cmd), &resp, sizeof(resp))) {
 		free(vmr);
 		return NULL;
@@ -497,6 +522,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 		      !(env && !strcmp(env, "0"));
 	ctx->atomic = resp.flags & ERNIC_UCTX_ATOMIC;
 	ctx->mw = resp.flags & ERNIC_UCTX_MW;
+	ctx->place = ctx->direct && (resp.flags & ERNIC_UCTX_PLACE);
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }

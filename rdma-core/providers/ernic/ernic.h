@@ -36,6 +36,7 @@ struct ernic_context {
 	bool direct;			/* the driver gives direct QPs */
 	bool atomic;			/* the device has atomics */
 	bool mw;			/* ... and memory windows */
+	bool place;			/* direct QPs FLUSH, ATOMIC WRITE */
 };
 
 struct ernic_cq {

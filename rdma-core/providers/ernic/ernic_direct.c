@@ -202,6 +202,9 @@ static int ernic_dq_opcode(const struct ibv_send_wr *wr, uint8_t *op,
 						  IBV_WC_FETCH_ADD },
 		[IBV_WR_LOCAL_INV] = { ERNIC_OP_LOCAL_INV, IBV_WC_LOCAL_INV },
 		[IBV_WR_BIND_MW] = { ERNIC_OP_BIND_MW, IBV_WC_BIND_MW },
+		[IBV_WR_FLUSH] = { ERNIC_OP_FLUSH, IBV_WC_FLUSH },
+		[IBV_WR_ATOMIC_WRITE] = { ERNIC_OP_ATOMIC_WRITE,
+					  IBV_WC_ATOMIC_WRITE },
 	};
 
 	if ((unsigned int)wr->opcode >= ARRAY_SIZE(map) ||
@@ -234,6 +237,33 @@ static bool ernic_dq_atomic_ok(struct ernic_qp *qp,
 	       !qp->dq.uc && wr->num_sge == 1 &&
 	       wr->sg_list[0].length == ERNIC_ATOMIC_LEN &&
 	       wr->sg_list[0].lkey && !(wr->send_flags & IBV_SEND_INLINE);
+}
+
+static bool ernic_op_place(uint8_t op)
+{
+	return op == ERNIC_OP_FLUSH || op == ERNIC_OP_ATOMIC_WRITE;
+}
+
+/*
+ * FLUSH or ATOMIC WRITE (ERNIC-X PLACE): on an RC QP of a device with
+ * them; a FLUSH asks for a placement type IBTA defines, of a range or a
+ * region, in a length the RETH holds (ernic_wr_flush() kept it).
+ */
+static bool ernic_dq_place_ok(struct ernic_qp *qp,
+			      const struct ibv_send_wr *wr, uint8_t op)
+{
+	uint64_t feth = wr->wr.atomic.swap;
+
+	if (!to_ectx(qp->vqp.qp.context)->place || qp->dq.ud || qp->dq.uc)
+		return false;
+	if (op == ERNIC_OP_ATOMIC_WRITE)
+		return true;
+	return (feth & ERNIC_FETH_PLT_MASK) &&
+	       !(feth & ~(uint64_t)(ERNIC_FETH_PLT_GLOBAL |
+				    ERNIC_FETH_PLT_PERSISTENT |
+				    ERNIC_FETH_SEL_MASK)) &&
+	       (feth & ERNIC_FETH_SEL_MASK) >> ERNIC_FETH_SEL_SHIFT <=
+	       ERNIC_FETH_SEL_MR;
 }
 
 /*
@@ -272,6 +302,8 @@ static int ernic_dq_check(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 		return ernic_dq_atomic_ok(qp, wr) ? 0 : EINVAL;
 	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV)
 		return ernic_dq_mw_ok(qp, wr, op) ? 0 : EINVAL;
+	if (ernic_op_place(op))
+		return ernic_dq_place_ok(qp, wr, op) ? 0 : EINVAL;
 	len = ernic_sge_total(wr->sg_list, wr->num_sge);
 	/* A UD SEND: one packet to an AH with a table entry. */
 	if (qp->dq.ud && (ernic_op_rw(op) || op == ERNIC_OP_SEND_INV ||
@@ -354,6 +386,24 @@ static void ernic_dq_put_atomic(uint8_t *w, const struct ibv_send_wr *wr,
 			 wr->wr.atomic.compare_add);
 }
 
+/*
+ * FLUSH's range and FETH, ATOMIC WRITE's 8 bytes (docs/extension.md,
+ * "Placement"); neither has local data.
+ */
+static void ernic_dq_put_place(uint8_t *w, const struct ibv_send_wr *wr,
+			       uint8_t op)
+{
+	put_le64(w + ERNIC_WQE_ROFFSET, wr->wr.atomic.remote_addr);
+	put_le32(w + ERNIC_WQE_RTAG, wr->wr.atomic.rkey);
+	if (op == ERNIC_OP_ATOMIC_WRITE) {
+		memcpy(w + ERNIC_WQE_AWRITE_DATA, &wr->wr.atomic.compare_add,
+		       8);
+		return;
+	}
+	put_le32(w + ERNIC_WQE_FLUSH_LEN, wr->wr.atomic.compare_add);
+	put_le32(w + ERNIC_WQE_FLUSH_FETH, wr->wr.atomic.swap);
+}
+
 /* MRACC's remote bits of a window's IBV_ACCESS_* (docs/extension.md). */
 static uint32_t ernic_dq_mw_acc(unsigned int access)
 {
@@ -410,6 +460,8 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 		ernic_dq_put_atomic(w, wr, op);
 	} else if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV) {
 		ernic_dq_put_mw(w, wr, op);
+	} else if (ernic_op_place(op)) {
+		ernic_dq_put_place(w, wr, op);
 	} else {
 		put_le32(w + ERNIC_WQE_LENGTH, len);
 		if (wr->opcode == IBV_WR_SEND_WITH_INV)
@@ -418,7 +470,8 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		put_le32(w + ERNIC_WQE_IMMDT, be32toh(wr->imm_data));
-	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV) {
+	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV ||
+	    ernic_op_place(op)) {
 		len = 0;		/* no data, whatever the SGEs say */
 	} else if (wr->send_flags & IBV_SEND_INLINE) {
 		ernic_dq_put_inline(qp, w, slot, wr, len, op);

@@ -169,9 +169,12 @@ void ernic_cq_ex_free(struct ernic_cq *cq)
 /* ... and with ERNIC-X ATOMIC on an RC QP, */
 #define ERNIC_QP_EX_ATOMIC_OPS	(IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |	\
 				 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-/* ... and with ERNIC-X MW on an RC or UC QP. */
+/* ... and with ERNIC-X MW on an RC or UC QP, */
 #define ERNIC_QP_EX_MW_OPS	(IBV_QP_EX_WITH_BIND_MW |		\
 				 IBV_QP_EX_WITH_LOCAL_INV)
+/* ... and with ERNIC-X PLACE on a direct RC QP. */
+#define ERNIC_QP_EX_PLACE_OPS	(IBV_QP_EX_WITH_FLUSH |			\
+				 IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static inline struct ernic_qp *to_eqp_ex(struct ibv_qp_ex *qp)
 {
@@ -269,6 +272,40 @@ static void ernic_wr_atomic_fetch_add(struct ibv_qp_ex *ibqp, uint32_t rkey,
 				      uint64_t raddr, uint64_t add)
 {
 	ernic_wr_atomic(ibqp, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
+}
+
+/*
+ * ATOMIC WRITE (ERNIC-X PLACE): the 8 bytes as they are in memory, kept
+ * in compare_add until the WQE is written.
+ */
+static void ernic_wr_atomic_write(struct ibv_qp_ex *ibqp, uint32_t rkey,
+				  uint64_t raddr, const void *atomic_wire_buf)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_ATOMIC_WRITE);
+
+	if (!wr)
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = raddr;
+	memcpy(&wr->wr.atomic.compare_add, atomic_wire_buf,
+	       sizeof(wr->wr.atomic.compare_add));
+}
+
+/* FLUSH (ERNIC-X PLACE): the range's length and its FETH in the WR. */
+static void ernic_wr_flush(struct ibv_qp_ex *ibqp, uint32_t rkey,
+			   uint64_t raddr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct ibv_send_wr *wr = ernic_wr_new(ibqp, IBV_WR_FLUSH);
+
+	if (!wr)
+		return;
+	if (len > UINT32_MAX)
+		to_eqp_ex(ibqp)->err = EINVAL;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = raddr;
+	wr->wr.atomic.compare_add = len;
+	wr->wr.atomic.swap = type | (uint64_t)level << ERNIC_FETH_SEL_SHIFT;
 }
 
 /* A type 2 window's bind, with the key @rkey (ERNIC-X MW). */
@@ -444,6 +481,8 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 	qp->wr_send_inv = ernic_wr_send_inv;
 	qp->wr_atomic_cmp_swp = ernic_wr_atomic_cmp_swp;
 	qp->wr_atomic_fetch_add = ernic_wr_atomic_fetch_add;
+	qp->wr_atomic_write = ernic_wr_atomic_write;
+	qp->wr_flush = ernic_wr_flush;
 	qp->wr_bind_mw = ernic_wr_bind_mw;
 	qp->wr_local_inv = ernic_wr_local_inv;
 	qp->wr_set_inline_data = ernic_wr_set_inline_data;
@@ -511,7 +550,9 @@ static uint64_t ernic_qp_ex_ops_of(struct ibv_context *context,
 	return ERNIC_QP_EX_OPS |
 	       (ctx->atomic && attr->qp_type == IBV_QPT_RC ?
 		ERNIC_QP_EX_ATOMIC_OPS : 0) |
-	       (ctx->mw && attr->qp_type != IBV_QPT_UD ? ERNIC_QP_EX_MW_OPS : 0);
+	       (ctx->mw && attr->qp_type != IBV_QPT_UD ? ERNIC_QP_EX_MW_OPS : 0) |
+	       (ctx->place && attr->qp_type == IBV_QPT_RC ?
+		ERNIC_QP_EX_PLACE_OPS : 0);
 }
 
 struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
