@@ -793,7 +793,8 @@ static void test_rxmeta_off(void)
                          ERNIC_EXTQPCONF_USER | ERNIC_EXTQPCONF_RXWQE | \
                          ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_SRQN_MASK | \
                          ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC | \
-                         ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH)
+                         ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH | \
+                         ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI)
 
 /*
  * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,

@@ -404,6 +404,8 @@ void ernic_rig_post(ErnicRig *r, int i, uint32_t qpn, uint64_t sq,
 
         memcpy(&wqe[ERNIC_WQE_SDATA], sdata, whole ? 16 : MIN(len, 16));
     }
+    /* An XRC initiator's WQE names the remote XRC SRQ (bytes 52-55). */
+    stl_le_p(&wqe[ERNIC_WQE_XRC_SRQN], d->xrc_srqn);
     qtest_memwrite(QTS(r, sq), sq + (d->sqpi % SQ_DEPTH) * ERNIC_WQE_SIZE, wqe,
                    sizeof(wqe));
     d->sqpi++;

@@ -80,6 +80,7 @@ typedef struct ErnicRigDev {
     uint64_t card_size;
     int fd;                     /* the test's end of the netdev */
     uint32_t sqpi;              /* producer index of QP_A/QP_B, unwrapped */
+    uint32_t xrc_srqn;          /* ERNIC-X XRC: the SRQ WQEs name */
 } ErnicRigDev;
 
 typedef struct ErnicRig {

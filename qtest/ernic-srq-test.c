@@ -135,14 +135,16 @@ static void test_regs(void)
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQBA)), ==, 0x12345640);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQCONF), 0xffffffff);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQCONF)), ==,
-                    ERNIC_SRQCONF_EN | ERNIC_SRQCONF_USER);
+                    ERNIC_SRQCONF_EN | ERNIC_SRQCONF_USER |
+                    ERNIC_SRQCONF_XRC | ERNIC_SRQCONF_XRCD_MASK);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQBA), 0);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQDEPTH), 16);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQCONF), ERNIC_SRQCONF_EN);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQBA)), ==, 0x12345640);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQDEPTH)), ==, 0);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQCONF)), ==,
-                    ERNIC_SRQCONF_EN | ERNIC_SRQCONF_USER);
+                    ERNIC_SRQCONF_EN | ERNIC_SRQCONF_USER |
+                    ERNIC_SRQCONF_XRC | ERNIC_SRQCONF_XRCD_MASK);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQPI), 0x12345);
     g_assert_cmphex(ernic_rig_rd(r, 1, SRQ_REG(ERNIC_SRQPI)), ==, 0x2345);
     ernic_rig_wr(r, 1, SRQ_REG(ERNIC_SRQCI), 3);

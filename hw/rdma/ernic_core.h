@@ -138,6 +138,7 @@ typedef struct ErnicOsq {
     uint32_t read_pkts;         /* READ: response packets received */
     uint32_t read_base;         /* READ: first packet last asked for */
     uint32_t read_reask;        /* READ: read_pkts + 1 when re-asked */
+    uint32_t xrc_srqn;          /* XRC initiator: the remote XRC SRQ */
 } ErnicOsq;
 
 /* An entry of ERNIC-X's extended MR table (docs/extension.md). */
@@ -269,6 +270,8 @@ typedef struct ErnicQP {
     bool rx_srq;                /* its WQE came from an SRQ ... */
     uint32_t rx_srq_n;          /* ... this one */
     uint32_t rx_srq_wqe;        /* ... at this index */
+    uint32_t xrc_srq;           /* XRC target: the request's SRQ ... */
+    uint32_t xrc_pd;            /* ... and its PD (ernic_xrc.c) */
     ErnicSge rx_sge[ERNIC_RWQE_SGES];
     ErnicMrAccess wr_mr;        /* the current WRITE's target */
     uint64_t wr_off;            /* offset of its next byte in wr_mr */
@@ -468,6 +471,23 @@ typedef struct ErnicReconic {
 static inline uint32_t ernic_qp_reg(ErnicCore *c, uint32_t qpn, hwaddr off)
 {
     return c->qp[qpn].regs[ERNIC_W(off)];
+}
+
+/*
+ * The PD that QP @qpn's keys are checked against: PDi, or for an ERNIC-X
+ * XRC target QP the PD of the XRC SRQ its request names (IBTA 9.3.2: a
+ * target has none of its own), set for each request by ernic_xrc.c.
+ */
+static inline uint32_t ernic_qp_pd(ErnicCore *c, uint32_t qpn)
+{
+    const ErnicQP *qp = &c->qp[qpn];
+
+    if (c->mrt &&
+        (c->ext_regs[ERNIC_EXT_W(ERNIC_EXTCTRL)] & ERNIC_EXT_F_XRC) &&
+        (qp->ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] & ERNIC_EXTQPCONF_XRC_TGT)) {
+        return qp->xrc_pd;
+    }
+    return ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;
 }
 
 static inline void ernic_qp_set_reg(ErnicCore *c, uint32_t qpn, hwaddr off,
@@ -694,10 +714,24 @@ bool ernic_ud_qp(ErnicCore *c, uint32_t qpn);
 void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f);
 void ernic_ud_receive(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
 
+/* ernic_xrc.c: ERNIC-X XRC initiator and target QPs, XRC SRQs */
+bool ernic_xrc_tgt(ErnicCore *c, uint32_t qpn);
+bool ernic_xrc_ini(ErnicCore *c, uint32_t qpn);
+bool ernic_xrc_accept(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt,
+                      ErnicPkt *x);
+bool ernic_xrc_bind(ErnicCore *c, uint32_t qpn, const ErnicPkt *pkt);
+bool ernic_xrc_take(ErnicCore *c, uint32_t qpn);
+bool ernic_xrc_write_back(ErnicCore *c, uint32_t qpn, const uint8_t *m);
+void ernic_xrc_stop(ErnicCore *c, uint32_t qpn);
+uint32_t ernic_xrc_wqe_srqn(ErnicCore *c, uint32_t qpn, const uint8_t *wqe);
+uint8_t *ernic_xrc_put_eth(uint8_t *p, const ErnicOsq *e);
+
 /* ernic_srq.c: ERNIC-X shared receive queues and their doorbell pages */
 void ernic_srq_written(ErnicCore *c, uint32_t n, hwaddr off, uint32_t old);
 bool ernic_srq_attached(ErnicCore *c, uint32_t qpn);
-bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint64_t *addr);
+uint32_t ernic_srq_of(ErnicCore *c, uint32_t qpn);
+bool ernic_srq_xrc_of(ErnicCore *c, uint32_t n, uint32_t xrcd, uint32_t *pd);
+bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint32_t n, uint64_t *addr);
 bool ernic_srq_wqe_ok(ErnicCore *c, uint32_t qpn, const uint8_t *w);
 
 /*
@@ -753,6 +787,7 @@ void ernic_qp_note_state(ErnicCore *c, uint32_t qpn);
 /* Path MTU of a QP in bytes (QPCONFi[10:8]; reserved codes mean 4096). */
 uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
+bool ernic_qp_xrc(ErnicCore *c, uint32_t qpn);
 void ernic_qp_src_ip(ErnicCore *c, uint8_t *ip, bool ipv6);
 /* QP @qpn's path turned round: from its peer to this device. */
 void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);

@@ -54,6 +54,7 @@ void ernic_engine_stop_qp(ErnicCore *c, uint32_t qpn)
     timer_del(qp->ack_timer);
     qp->ack_pending = qp->ack_held = false;
     qp->rd_count = 0;
+    ernic_xrc_stop(c, qpn);
     ernic_comp_flush(c, qpn);
 }
 

@@ -39,7 +39,7 @@ static ErnicExtMr *ernic_ext_fr_mapped(ErnicCore *c, uint32_t qpn,
 
     if (!m || m->state != ERNIC_MR_VALID || !(m->acc & ERNIC_MRACC_FRWR) ||
         m->key != (key & 0xff) ||
-        m->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
+        m->pd != ernic_qp_pd(c, qpn)) {
         return NULL;
     }
     return m;

@@ -53,7 +53,7 @@ static uint16_t ernic_mr_check_pdt(ErnicCore *c, uint32_t qpn, uint32_t rkey,
     mr = c->pdt[idx];
     key_bad = (mr[ERNIC_W(ERNIC_BUFRKEY)] & 0xff) != (rkey & 0xff) ||
               (mr[ERNIC_W(ERNIC_PDPDNUM)] & 0xffffff) !=
-              (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
+              ernic_qp_pd(c, qpn) ||
               !ernic_pdt_allows(mr, write);
     range_bad = !ernic_mr_in_range(va, len, ernic_pdt_va(mr),
                                    ernic_pdt_len(mr), &off);
@@ -85,7 +85,7 @@ static uint16_t ernic_mr_check_ext(ErnicCore *c, uint32_t qpn, uint32_t rkey,
         return ERNIC_FATAL_RKEY;
     }
     key_bad = mr->state != ERNIC_MR_VALID || mr->key != (rkey & 0xff) ||
-              mr->pd != (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff) ||
+              mr->pd != ernic_qp_pd(c, qpn) ||
               (need && !(mr->acc & need));
     range_bad = !ernic_mr_in_range(va, len, mr->iova, mr->len, &off);
     if (key_bad || range_bad) {

@@ -66,6 +66,7 @@ static uint32_t ernic_net_check_qp(ErnicCore *c, const ErnicPkt *pkt)
 static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
 {
     uint32_t qpn = pkt->dqpn;
+    ErnicPkt x;
 
     ernic_gcsr_set(c, ERNIC_LSTINPKT, pkt->opcode | (qpn & 0xff) << 8 |
                    (pkt->psn & 0xffff) << 16);
@@ -81,6 +82,10 @@ static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
          */
         ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
+    }
+    if (ernic_xrc_accept(c, qpn, pkt, &x)) {
+        /* An XRC QP's packets are RC's once parsed (ernic_xrc.c). */
+        pkt = &x;
     }
     if (ernic_ud_qp(c, qpn)) {
         ernic_ud_receive(c, qpn, pkt);

@@ -22,11 +22,12 @@
 #include "ernic_core.h"
 #include "trace.h"
 
-/* An RC QP (not QP1, UC or UD) with the feature on. */
+/* An RC QP (not QP1, UC, UD or XRC) with the feature on. */
 bool ernic_place_qp(ErnicCore *c, uint32_t qpn)
 {
     return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_PLACE) &&
-           !ernic_ud_qp(c, qpn) && !ernic_uc_qp(c, qpn);
+           !ernic_ud_qp(c, qpn) && !ernic_uc_qp(c, qpn) &&
+           !ernic_qp_xrc(c, qpn);
 }
 
 /*

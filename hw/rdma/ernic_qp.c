@@ -129,7 +129,17 @@ void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
     p->sport = ERNIC_FIELD_EX32(ernic_gcsr(c, ERNIC_XRNICCONF),
                                 ERNIC_XRNICCONF_UDPSRC_MASK);
     p->dqpn = ernic_qp_reg(c, qpn, ERNIC_DESTQPCONF) & ERNIC_QPN_MASK;
+    p->opclass = ernic_qp_xrc(c, qpn) ? IB_OPC_XRC : 0;
 }
+
+/* An ERNIC-X XRC QP, initiator or target (docs/extension.md, "XRC")? */
+bool ernic_qp_xrc(ErnicCore *c, uint32_t qpn)
+{
+    return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_XRC) &&
+           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+            (ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI));
+}
+
 
 void ernic_qp_update_status(ErnicCore *c, uint32_t qpn)
 {

@@ -115,6 +115,7 @@ static ErnicOsq *ernic_req_read_wqe(ErnicCore *c, uint32_t qpn,
     e->rkey = ldl_le_p(&wqe[ERNIC_WQE_RTAG]);
     e->imm = ldl_le_p(&wqe[ERNIC_WQE_IMMDT]);
     memcpy(e->sdata, &wqe[ERNIC_WQE_SDATA], ERNIC_WQE_SDATA_MAX);
+    e->xrc_srqn = ernic_xrc_wqe_srqn(c, qpn, wqe);
     trace_ernic_sq_wqe(qpn, qp->sq_next, e->wrid, e->opcode, e->len);
 
     qp->sq_next = (qp->sq_next + 1) % depth;
@@ -378,6 +379,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
                      ernic_wire_opcode_flags(opcode);
     uint32_t off = i * e->pmtu, paylen = 0;
     bool uc = ernic_uc_qp(c, qpn);
+    size_t xrceth = ernic_xrc_ini(c, qpn) ? ERNIC_XRCETH_LEN : 0;
     ErnicPath path;
     size_t end;
     uint8_t *p;
@@ -398,8 +400,13 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     end = ernic_wire_build(f, &path, uc ? opcode | IB_OPC_UC : opcode,
                            e->psn + i,
                            !uc && ernic_req_ackreq(c, qpn, e, opcode, i),
-                           ernic_req_ext_len(e, flags), paylen);
-    p = ernic_req_put_ext(f + end, e, flags, off);
+                           ernic_req_ext_len(e, flags) + xrceth, paylen);
+    p = f + end;
+    if (xrceth) {
+        /* An XRC initiator names the remote XRC SRQ first. */
+        p = ernic_xrc_put_eth(p, e);
+    }
+    p = ernic_req_put_ext(p, e, flags, off);
     if (paylen && !ernic_req_put_payload(c, qpn, e, off, p, paylen)) {
         return false;
     }

@@ -526,6 +526,12 @@ static ErnicRespState ernic_resp_check_opcode(ErnicCore *c, uint32_t qpn,
     if (!(f & ERNIC_OPF_LAST) && pkt->paylen != pmtu) {
         synd |= ERNIC_SYND_PMTU;
     }
+    if (!synd && !ernic_xrc_bind(c, qpn, pkt)) {
+        /* An XRC SRQ of another domain, as a key of another PD. */
+        ernic_resp_fatal(c, qpn, pkt, IB_NAK_REMOTE_ACCESS,
+                         ERNIC_FATAL_RKEY, 0);
+        return ERNIC_RESP_EXIT;
+    }
     if (!synd) {
         return (f & ERNIC_OPF_SEND) ? ERNIC_RESP_EXEC_SEND :
                is_write ? ERNIC_RESP_EXEC_WRITE :

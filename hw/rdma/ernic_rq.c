@@ -39,6 +39,10 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     bool wqe = ernic_ext_rx_wqe_on(c, qpn);
     uint32_t pi, ci;
 
+    if (ernic_xrc_tgt(c, qpn)) {
+        /* An XRC target has no ring: the WQE is its request's SRQ's. */
+        return ernic_xrc_take(c, qpn);
+    }
     if (depth < 2 || (!size && !wqe)) {
         return false;
     }
@@ -49,7 +53,8 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     }
     /* With an SRQ the QP's ring only reports; the WQE is the SRQ's. */
     qp->rx_srq = wqe && ernic_srq_attached(c, qpn);
-    if (qp->rx_srq && !ernic_srq_take(c, qpn, &qp->rq_addr)) {
+    if (qp->rx_srq &&
+        !ernic_srq_take(c, qpn, ernic_srq_of(c, qpn), &qp->rq_addr)) {
         qp->rx_srq = false;
         return false;
     }
@@ -87,6 +92,11 @@ bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
     bool ok = true;
 
     qp->rq_held = false;
+    if (ernic_xrc_tgt(c, qpn)) {
+        /* Written back into its SRQ's WQE already (ernic_rq_meta()). */
+        ernic_irq_raise_qp(c, ERNIC_INT_RQ_PKT_RECEIVED, qpn);
+        return true;
+    }
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
@@ -114,7 +124,7 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
     uint8_t m[ERNIC_RXMETA_SIZE] = { 0 };
     uint64_t ba;
 
-    if (!ernic_ext_rx_meta_on(c, qpn)) {
+    if (!ernic_ext_rx_meta_on(c, qpn) && !ernic_xrc_tgt(c, qpn)) {
         return true;
     }
     ba = (uint64_t)x[ERNIC_W(ERNIC_RXMETABAMSB)] << 32 |
@@ -145,6 +155,9 @@ bool ernic_rq_meta(ErnicCore *c, uint32_t qpn, uint32_t slot,
     }
     trace_ernic_ext_rx_meta(qpn, slot, pkt->opcode, len,
                             m[ERNIC_RXMETA_FLAGS]);
+    if (ernic_xrc_tgt(c, qpn)) {
+        return ernic_xrc_write_back(c, qpn, m);
+    }
     return ernic_dma_write(c, ba + (uint64_t)slot * ERNIC_RXMETA_SIZE, m,
                            sizeof(m));
 }

@@ -96,24 +96,49 @@ static void ernic_srq_check_limit(ErnicCore *c, uint32_t n, uint32_t left)
     }
 }
 
+/* The SRQ QP @qpn is attached to (EXTQPCONFi[23:16]). */
+uint32_t ernic_srq_of(ErnicCore *c, uint32_t qpn)
+{
+    return ERNIC_FIELD_EX32(c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)],
+                            ERNIC_EXTQPCONF_SRQN_MASK);
+}
+
 /*
- * Take the WQE at SRQCIn of the SRQ that QP @qpn is attached to, for a
- * message that takes an RQ slot; *@addr is its bus address. The depth,
- * base and indices are sampled once. False when there is none: the SRQ
- * is empty, or it is disabled, too shallow or of another PD than the QP,
- * which the device treats as empty (an RNR NAK; docs/extension.md).
+ * Is SRQ @n an enabled XRC SRQ of XRC domain @xrcd (ERNIC-X XRC)? Its PD
+ * in *@pd if so.
  */
-bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint64_t *addr)
+bool ernic_srq_xrc_of(ErnicCore *c, uint32_t n, uint32_t xrcd, uint32_t *pd)
+{
+    uint32_t conf;
+
+    if (n >= ERNIC_SRQ_NUM || !ernic_ext_on(c, ERNIC_EXT_F_SRQ)) {
+        return false;
+    }
+    conf = ernic_srq_reg(c, n, ERNIC_SRQCONF);
+    if (!(conf & ERNIC_SRQCONF_EN) || !(conf & ERNIC_SRQCONF_XRC) ||
+        ERNIC_FIELD_EX32(conf, ERNIC_SRQCONF_XRCD_MASK) != xrcd) {
+        return false;
+    }
+    *pd = ernic_srq_reg(c, n, ERNIC_SRQPD);
+    return true;
+}
+
+/*
+ * Take the WQE at SRQCIn of SRQ @n for QP @qpn, for a message that
+ * takes an RQ slot; *@addr is its bus address. The depth, base and
+ * indices are sampled once. False when there is none: the SRQ is empty,
+ * or it is disabled, too shallow or of another PD than the QP, which the
+ * device treats as empty (an RNR NAK; docs/extension.md).
+ */
+bool ernic_srq_take(ErnicCore *c, uint32_t qpn, uint32_t n, uint64_t *addr)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t n = ERNIC_FIELD_EX32(qp->ext_regs[ERNIC_W(ERNIC_EXTQPCONF)],
-                                  ERNIC_EXTQPCONF_SRQN_MASK);
     uint32_t depth = ernic_srq_reg(c, n, ERNIC_SRQDEPTH);
     uint32_t pi, ci;
 
     if (!ernic_srq_enabled(c, n) || depth < 2 ||
         ernic_srq_reg(c, n, ERNIC_SRQPD) !=
-        (ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff)) {
+        ernic_qp_pd(c, qpn)) {
         /* Traced, not logged: each retry of the peer would log again. */
         trace_ernic_srq_unusable(n, qpn);
         return false;

@@ -48,11 +48,36 @@ static const VMStateDescription ernic_vmstate_sge = {
     },
 };
 
+static bool ernic_vmstate_osq_xrc_needed(void *opaque)
+{
+    return ((ErnicOsq *)opaque)->xrc_srqn != 0;
+}
+
+/* Without the subsection a WQE names XRC SRQ 0 (or is no XRC WQE). */
+static int ernic_vmstate_osq_pre_load(void *opaque)
+{
+    ((ErnicOsq *)opaque)->xrc_srqn = 0;
+    return 0;
+}
+
+/* An XRC initiator's WQE: the remote XRC SRQ (ernic_xrc.c). */
+static const VMStateDescription ernic_vmstate_osq_xrc = {
+    .name = "ernic/osq/xrc",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = ernic_vmstate_osq_xrc_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(xrc_srqn, ErnicOsq),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /* A WQE fetched and not yet completed (ernic_req.c, ernic_comp.c). */
 static const VMStateDescription ernic_vmstate_osq = {
     .name = "ernic/osq",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = ernic_vmstate_osq_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT16(slot, ErnicOsq),
         VMSTATE_UINT16(wrid, ErnicOsq),
@@ -76,6 +101,10 @@ static const VMStateDescription ernic_vmstate_osq = {
         VMSTATE_UINT32(read_base, ErnicOsq),
         VMSTATE_UINT32(read_reask, ErnicOsq),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &ernic_vmstate_osq_xrc,
+        NULL
     },
 };
 

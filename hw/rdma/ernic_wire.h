@@ -22,6 +22,7 @@
 #define ERNIC_ATOMICACKETH_LEN  8
 #define ERNIC_ATOMICETH_LEN     28
 #define ERNIC_FETH_LEN          4
+#define ERNIC_XRCETH_LEN        4
 #define ERNIC_AWRITE_LEN        8       /* an ATOMIC WRITE's payload */
 #define ERNIC_ICRC_LEN          4
 
@@ -65,6 +66,7 @@ enum {
     IB_OPC_SEND_LAST_INV        = 0x16,
     IB_OPC_SEND_ONLY_INV        = 0x17,
     IB_OPC_UC                   = 0x20, /* | a SEND or WRITE opcode */
+    IB_OPC_XRC                  = 0xa0, /* | an RC opcode (IBTA 9.1) */
     IB_OPC_UD_SEND_ONLY         = 0x64,
     IB_OPC_UD_SEND_ONLY_IMM     = 0x65,
     IB_OPC_CNP                  = 0x81,
@@ -124,6 +126,7 @@ typedef struct ErnicPath {
     uint16_t sport;
     uint16_t pkey;
     uint32_t dqpn;
+    uint8_t opclass;            /* IB_OPC_XRC for an XRC QP, else 0 */
 } ErnicPath;
 
 /*
@@ -136,6 +139,7 @@ typedef struct ErnicPkt {
     bool ipv6;
     size_t l3;                  /* IP header offset */
     size_t bth;                 /* BTH offset */
+    size_t ext;                 /* first header after BTH (and XRCETH) */
     uint8_t opcode;
     uint32_t flags;             /* ERNIC_OPF_* of opcode */
     uint8_t padcnt;
@@ -156,6 +160,7 @@ typedef struct ErnicPkt {
     uint64_t compare;
     uint64_t orig;              /* AtomicAckETH */
     uint32_t feth;              /* FETH */
+    uint32_t xrc_srqn;          /* XRCETH */
     const uint8_t *payload;
     uint32_t paylen;            /* payload without pad */
 } ErnicPkt;
@@ -219,5 +224,12 @@ bool ernic_wire_parse_atomic(ErnicPkt *pkt);
  * false when it is neither or the frame does not hold exactly that.
  */
 bool ernic_wire_parse_place(ErnicPkt *pkt);
+/*
+ * Parse @pkt's headers again as an XRC opcode's (IBTA 9.1: an RC opcode
+ * with transport bits 101), for an XRC QP: @pkt gets the RC opcode and
+ * its flags, and a request its XRCETH; false when it is none or the
+ * frame cannot hold its headers.
+ */
+bool ernic_wire_parse_xrc(ErnicPkt *pkt);
 
 #endif /* HW_RDMA_ERNIC_WIRE_H */

@@ -47,6 +47,7 @@
 #define ERNIC_EXT_F_ATOMIC              (1u << 12)  /* CMP_SWP, FETCH_ADD */
 #define ERNIC_EXT_F_MW                  (1u << 13)  /* memory windows */
 #define ERNIC_EXT_F_PLACE               (1u << 14)  /* FLUSH, ATOMIC WRITE */
+#define ERNIC_EXT_F_XRC                 (1u << 15)  /* XRC QPs and SRQs */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -60,7 +61,8 @@
                                          ERNIC_EXT_F_MCAST | \
                                          ERNIC_EXT_F_ATOMIC | \
                                          ERNIC_EXT_F_MW | \
-                                         ERNIC_EXT_F_PLACE)
+                                         ERNIC_EXT_F_PLACE | \
+                                         ERNIC_EXT_F_XRC)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
@@ -71,7 +73,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x00007fff, 0x00007fff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -105,10 +107,11 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff01ff, 0x00ff01ff, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff07ff, 0x00ff07ff, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
-    X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
+    X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
+    X(XRCD,             0x10,    RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0)
 
 #define ERNIC_EXT_QP_REG(name, off, ...)    ERNIC_##name = (off),
 enum {
@@ -127,6 +130,8 @@ enum {
 #define ERNIC_EXTQPCONF_UC              (1u << 6)   /* a UC QP (feature UC) */
 #define ERNIC_EXTQPCONF_ATOMIC          (1u << 7)   /* takes atomics (ATOMIC) */
 #define ERNIC_EXTQPCONF_FLUSH           (1u << 8)   /* takes FLUSH (PLACE) */
+#define ERNIC_EXTQPCONF_XRC_TGT         (1u << 9)   /* XRC target QP (XRC) */
+#define ERNIC_EXTQPCONF_XRC_INI         (1u << 10)  /* XRC initiator QP (XRC) */
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
@@ -244,7 +249,7 @@ enum {
                                          (n) * ERNIC_EXT_SRQ_STRIDE)
 
 #define ERNIC_EXT_SRQ_REGS(X) \
-    X(SRQCONF,          0x00,    RW,  0,          0x00000003, 0x00000003, NONE, 0) \
+    X(SRQCONF,          0x00,    RW,  0,          0xffffff07, 0xffffff07, NONE, 0) \
     X(SRQBA,            0x04,    RW,  0,          0xffffffc0, 0xffffffc0, NONE, 0) \
     X(SRQBAMSB,         0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(SRQDEPTH,         0x0c,    RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
@@ -262,6 +267,8 @@ enum {
 /* SRQCONFn */
 #define ERNIC_SRQCONF_EN                (1u << 0)
 #define ERNIC_SRQCONF_USER              (1u << 1)   /* page in BAR3; keys only */
+#define ERNIC_SRQCONF_XRC               (1u << 2)   /* an XRC SRQ (XRC) */
+#define ERNIC_SRQCONF_XRCD_MASK         0xffffff00u /* ... of this domain */
 
 /*
  * User QPs (feature UDB): QP i's doorbell page, 4 KiB at (i - 1) x 4 KiB
@@ -323,6 +330,16 @@ enum {
 #define ERNIC_RXMETA_ST_OK              0
 #define ERNIC_RXMETA_ST_LEN             1   /* longer than the SGEs */
 #define ERNIC_RXMETA_ST_PROT            2   /* an SGE's L_Key failed */
+#define ERNIC_RXMETA_ST_FLUSH           3   /* XRC: its QP failed first */
+
+/*
+ * XRC SRQs (feature XRC): a receive WQE taken by an XRC target QP is
+ * written back when its message ends: its first 16 bytes become the
+ * message's receive metadata entry, whose bytes 12-15 hold the target
+ * QP's number with bit 31 set, written last.
+ */
+#define ERNIC_XRC_WB_QPN                12
+#define ERNIC_XRC_WB_DONE               (1u << 31)
 
 /* MRKEY */
 #define ERNIC_MRKEY_KEY_MASK            0xffu
@@ -410,6 +427,12 @@ enum {
 #define ERNIC_FETH_SEL_MASK             0x00000030u
 #define ERNIC_FETH_SEL_RANGE            0           /* the RETH's range */
 #define ERNIC_FETH_SEL_MR               1           /* the whole region */
+
+/*
+ * XRC (feature XRC): an XRC initiator QP's WQE names the remote XRC SRQ
+ * its message goes to, bytes 52-55 (reserved in PG332's WQE): [23:0].
+ */
+#define ERNIC_WQE_XRC_SRQN              52
 
 /* The extended MR table: entries (property mr-entries). */
 #define ERNIC_EXT_MR_MIN                256
