@@ -97,6 +97,7 @@ static bool chance(Fuzz *z, unsigned pct)
 
 /* The Q_Key of the fuzzer's UD QPs (docs/extension.md, "UD QPs"). */
 #define FUZZ_QKEY       0x22222222u
+#define FUZZ_XRCD       0x2a            /* XRC domain of targets, SRQs */
 /* The multicast group the fuzzer attaches QPs to, and its MAC. */
 #define FUZZ_MC_IP      0xe0000105u         /* 224.0.1.5 */
 static const uint8_t fuzz_mc_mac[6] = { 0x01, 0x00, 0x5e, 0x00, 0x01, 0x05 };
@@ -359,6 +360,9 @@ static void act_post(Fuzz *z)
                  any_len(z, 1024));
         stq_le_p(&wqe[ERNIC_WQE_ROFFSET], chance(z, 75) ?
                  MR_VA + below(z, MR_LEN) : rnd(z));
+        /* An XRC initiator's remote SRQ, mostly a low one (ERNIC-X). */
+        stl_le_p(&wqe[ERNIC_WQE_XRC_SRQN], chance(z, 80) ? below(z, 4) :
+                 rnd(z));
         if (atomic && chance(z, 80)) {
             /* Mostly the 8 aligned bytes an atomic names (ERNIC-X). */
             stl_le_p(&wqe[ERNIC_WQE_LENGTH], 8);
@@ -460,8 +464,13 @@ static void act_ext_qp(Fuzz *z, int dev)
                       ERNIC_EXTQPCONF_XWQE | ERNIC_EXTQPCONF_UC,
                       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
                       ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_UC |
-                      below(z, 4) << 16) : any_val(z));
+                      below(z, 4) << 16, ERNIC_EXTQPCONF_RXMETA |
+                      ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XRC_TGT,
+                      ERNIC_EXTQPCONF_XRC_INI) : any_val(z));
     ernic_rig_wr(z->r, dev, x + ERNIC_QKEY, chance(z, 80) ? FUZZ_QKEY :
+                 any_val(z));
+    /* An XRC target's domain: mostly the one the SRQs get (ERNIC-X). */
+    ernic_rig_wr(z->r, dev, x + ERNIC_XRCD, chance(z, 80) ? FUZZ_XRCD :
                  any_val(z));
     ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf);
     if (chance(z, 50)) {
@@ -587,7 +596,9 @@ static void act_ext_srq(Fuzz *z, int dev)
         ernic_rig_wr(z->r, dev, x + ERNIC_SRQPD,
                      chance(z, 80) ? PD_NUM : any_val(z));
         ernic_rig_wr(z->r, dev, x + ERNIC_SRQCONF,
-                     chance(z, 80) ? PICK(z, 1, 3) : any_val(z));
+                     chance(z, 80) ? PICK(z, 1, 3, 5 | FUZZ_XRCD << 8,
+                                      5 | (FUZZ_XRCD + 1) << 8) :
+                     any_val(z));
     }
     if (chance(z, 30)) {
         ernic_rig_wr(z->r, dev, x + ERNIC_SRQLIMIT, any_val(z));
@@ -652,7 +663,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_MW | ERNIC_EXT_F_RINV |
                                    ERNIC_EXT_F_FRWR, ERNIC_EXT_F_PLACE |
                                    ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
-                                   ERNIC_EXT_F_PLACE) :
+                                   ERNIC_EXT_F_PLACE, ERNIC_EXT_F_RXMETA |
+                                   ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ |
+                                   ERNIC_EXT_F_XRC | ERNIC_EXT_F_ATOMIC) :
                               any_val(z);
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
@@ -954,7 +967,9 @@ static void act_inject(Fuzz *z)
                                       0x12, 0x13, 0x14, 0x16, 0x17, 0x64,
                                       0x65, 0x20, 0x21, 0x22, 0x23, 0x24,
                                       0x25, 0x26, 0x27, 0x28, 0x29, 0x2a,
-                                      0x2b, 0x1c, 0x1d) : below(z, 256);
+                                      0x2b, 0x1c, 0x1d, 0xa0, 0xa4, 0xa5,
+                                      0xaa, 0xac, 0xb1, 0xb4) :
+                 below(z, 256);
     uint32_t dqpn = chance(z, 70) ? (to ? QPN_B : QPN_A) : any_qpn(z);
     uint32_t psn = (PICK(z, PSN_A, PSN_B, 0, 0xffffff, rnd(z)) +
                     (chance(z, 70) ? below(z, 8) : below(z, 4096))) &
@@ -994,6 +1009,12 @@ static void act_inject(Fuzz *z)
             psn = (ernic_rig_qrd(z->r, to, dqpn, ERNIC_LSTRQREQ) + 1) &
                   0xffffff;
         }
+    }
+    if ((op & 0xe0) == 0xa0 && chance(z, 70)) {
+        /* An XRC request: its XRCETH names a low SRQ (ERNIC-X XRC). */
+        memmove(ext + 4, ext, sizeof(ext) - 4);
+        stl_be_p(ext, chance(z, 80) ? below(z, 4) : rnd(z));
+        ext_len = MIN(ext_len + 4, sizeof(ext));
     }
     if ((op == 0x1c || op == 0x1d) && chance(z, 70)) {
         /* FLUSH or ATOMIC WRITE on the region (ERNIC-X PLACE). */
