@@ -62,6 +62,8 @@ struct ernic_eth_ring {
 #define ERNIC_MAX_SRQ_WR	16383
 /* An SRQ ring's most slots: a power of two in SRQDEPTHn's 16 bits. */
 #define ERNIC_SRQ_MAX_DEPTH	32768
+/* XRC domains: 24 bits in SRQCONFn[31:8] and XRCDi; 0 is none. */
+#define ERNIC_XRCD_MAX		((1u << 24) - 1)
 /* SGEs of an RDMA READ or WRITE WR: one WQE each (docs/driver.md). */
 #define ERNIC_MAX_RW_SGE	4
 #define ERNIC_GSI_SEND_SGE	2	/* ib_mad: header + payload */
@@ -111,6 +113,12 @@ struct ernic_umap;
 struct ernic_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+};
+
+/* An XRC domain (ERNIC-X XRC): the number SRQCONFn and XRCDi name. */
+struct ernic_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 n;
 };
 
 struct ernic_mr {
@@ -211,6 +219,9 @@ struct ernic_srq {
 	u32 outstanding;		/* posted, not yet completed */
 	bool armed;			/* SRQLIMITn written, not yet fired */
 	spinlock_t lock;		/* pi, busy, outstanding, armed */
+	/* ERNIC-X XRC: an XRC SRQ of domain xrcdn */
+	bool xrc;
+	u32 xrcdn;
 	/* A user SRQ: its ring and doorbell page are its process's. */
 	bool user;
 	struct ernic_umap *umap[ERNIC_USRQ_NR];
@@ -280,6 +291,10 @@ struct ernic_qp {
 	u32 rq_spare;			/* RQ buffers granted with no WR */
 	/* ERNIC-X: receive WQEs come from this SRQ; the RQ only reports. */
 	struct ernic_srq *srq;
+	/* ERNIC-X XRC: an initiator, or a target of domain xrcdn */
+	bool xrc_ini;
+	bool xrc_tgt;
+	u32 xrcdn;
 	bool ud;			/* ERNIC-X UD QP: sends name an AH */
 	bool uc;			/* ERNIC-X UC QP: nothing answers */
 
@@ -339,6 +354,7 @@ struct ernic_dev {
 	DECLARE_BITMAP(pd_map, ERNIC_PDT_ENTRIES);
 	struct ida mr_ida;		/* MR table entries */
 	struct ida ah_ida;		/* ERNIC-X AH table entries */
+	struct ida xrcd_ida;		/* ERNIC-X XRC domains */
 	spinlock_t ah_lock;		/* the ERNIC-X AH window */
 	u32 mr_max;			/* entries of the table in use */
 	u32 ext;			/* ERNIC-X features on (EXTCTRL) */
@@ -435,6 +451,11 @@ static inline struct ernic_pd *to_epd(struct ib_pd *ibpd)
 	return container_of(ibpd, struct ernic_pd, ibpd);
 }
 
+static inline struct ernic_xrcd *to_exrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct ernic_xrcd, ibxrcd);
+}
+
 /* CQ and RQ doorbell words: QP n uses word n of each half of the page. */
 #define ERNIC_DB_SIZE		PAGE_SIZE
 #define ERNIC_DB_CQ(qpn)	(qpn)
@@ -529,6 +550,9 @@ int ernic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 u64 ernic_srq_complete(struct ernic_srq *srq, u32 slot);
 void ernic_srq_init(struct ernic_dev *dev);
 void ernic_srq_irq(struct ernic_dev *dev);
+int ernic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int ernic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+void ernic_srq_xrc_notify(struct ernic_dev *dev, u32 xrcdn);
 
 /* ernic_mcast.c: ERNIC-X multicast groups */
 int ernic_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);

@@ -110,6 +110,8 @@ void ernic_cq_notify(struct ernic_cq *cq)
 	unsigned long flags;
 	bool armed;
 
+	if (!cq)
+		return;		/* an XRC target QP has no CQ */
 	spin_lock_irqsave(&cq->lock, flags);
 	armed = cq->armed;
 	cq->armed = false;

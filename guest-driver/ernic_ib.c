@@ -63,6 +63,9 @@ static int ernic_query_device(struct ib_device *ibdev,
 	if (dev->ext & ERNIC_EXT_F_SRQ) {
 		/* max_wr grows within the ring (ernic_modify_srq()) */
 		a->device_cap_flags |= IB_DEVICE_SRQ_RESIZE;
+		/* XRC domains, XRC SRQs, initiator and target QPs. */
+		if (dev->ext & ERNIC_EXT_F_XRC)
+			a->device_cap_flags |= IB_DEVICE_XRC;
 		a->max_srq = ERNIC_SRQ_NUM;
 		a->max_srq_wr = ERNIC_MAX_SRQ_WR;
 		a->max_srq_sge = ERNIC_MAX_RECV_SGE;
@@ -370,6 +373,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.alloc_mr = ernic_alloc_mr,
 	.alloc_mw = ernic_alloc_mw,
 	.alloc_pd = ernic_alloc_pd,
+	.alloc_xrcd = ernic_alloc_xrcd,
 	.alloc_ucontext = ernic_alloc_ucontext,
 	.attach_mcast = ernic_attach_mcast,
 	.create_ah = ernic_create_ah,
@@ -379,6 +383,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.create_srq = ernic_create_srq,
 	.dealloc_mw = ernic_dealloc_mw,
 	.dealloc_pd = ernic_dealloc_pd,
+	.dealloc_xrcd = ernic_dealloc_xrcd,
 	.dealloc_ucontext = ernic_dealloc_ucontext,
 	.del_gid = ernic_del_gid,
 	.dereg_mr = ernic_dereg_mr,
@@ -417,6 +422,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, ernic_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, ernic_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, ernic_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, ernic_xrcd, ibxrcd),
 };
 
 int ernic_ib_register(struct ernic_dev *dev)

@@ -36,14 +36,19 @@ static void ernic_irq_banks(struct ernic_dev *dev, u32 first, bool send)
 		for_each_set_bit(bit, (unsigned long *)&v, 32) {
 			u32 qpn = n * 32 + bit;
 			struct ernic_cq *cq = NULL;
+			s64 xrcdn = -1;
 
 			spin_lock(&dev->fatal_lock);
-			if (qpn <= dev->num_qp && dev->qps[qpn])
+			if (qpn <= dev->num_qp && dev->qps[qpn]) {
 				cq = send ? dev->qps[qpn]->scq :
 					    dev->qps[qpn]->rcq;
+				if (!send && dev->qps[qpn]->xrc_tgt)
+					xrcdn = dev->qps[qpn]->xrcdn;
+			}
 			spin_unlock(&dev->fatal_lock);
-			if (cq)
-				ernic_cq_notify(cq);
+			ernic_cq_notify(cq);
+			if (xrcdn >= 0)
+				ernic_srq_xrc_notify(dev, xrcdn);
 		}
 	}
 }
@@ -188,6 +193,7 @@ static int ernic_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	mutex_init(&dev->mc_mutex);
 	ida_init(&dev->mr_ida);
 	ida_init(&dev->ah_ida);
+	ida_init(&dev->xrcd_ida);
 	spin_lock_init(&dev->ah_lock);
 	pci_set_drvdata(pdev, dev);
 
@@ -266,6 +272,7 @@ static void ernic_remove(struct pci_dev *pdev)
 	pci_free_irq_vectors(pdev);
 	ida_destroy(&dev->mr_ida);
 	ida_destroy(&dev->ah_ida);
+	ida_destroy(&dev->xrcd_ida);
 	ib_dealloc_device(&dev->ibdev);
 }
 

@@ -436,7 +436,12 @@ static void ernic_qp_ext_conf(struct ernic_qp *qp)
 		 (qp->ud ? ERNIC_EXTQPCONF_UD : 0) |
 		 (qp->uc ? ERNIC_EXTQPCONF_UC : 0) |
 		 (atomic ? ERNIC_EXTQPCONF_ATOMIC : 0) |
-		 (flush ? ERNIC_EXTQPCONF_FLUSH : 0));
+		 (flush ? ERNIC_EXTQPCONF_FLUSH : 0) |
+		 (qp->xrc_tgt ? ERNIC_EXTQPCONF_XRC_TGT : 0) |
+		 (qp->xrc_ini ? ERNIC_EXTQPCONF_XRC_INI : 0));
+	if (qp->xrc_tgt)
+		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_XRCD,
+			 qp->xrcdn);
 }
 
 /* PG332 ch.6 "QP configuration": queue addresses, depths, doorbells, PD. */
@@ -533,18 +538,28 @@ static int ernic_qp_check_init(struct ernic_dev *dev, struct ib_pd *pd,
 
 	bool ud = init->qp_type == IB_QPT_UD;
 	bool uc = init->qp_type == IB_QPT_UC;
+	bool ini = init->qp_type == IB_QPT_XRC_INI;
+	bool tgt = init->qp_type == IB_QPT_XRC_TGT;
 
 	if (udata && (!ernic_user_capable(dev) ||
-		      (init->qp_type != IB_QPT_RC && !ud && !uc))) {
-		ibdev_dbg(&dev->ibdev, "user QPs are RC, UC or UD QPs with ERNIC-X\n");
+		      (init->qp_type != IB_QPT_RC && !ud && !uc && !ini))) {
+		ibdev_dbg(&dev->ibdev, "user QPs are RC, UC, UD or XRC initiator QPs with ERNIC-X\n");
 		return -EOPNOTSUPP;
 	}
+	/*
+	 * XRC (ERNIC-X XRC): an initiator is a process's direct QP; a target
+	 * is the kernel's, made by uverbs for an XRC domain (docs/driver.md).
+	 */
+	if ((ini || tgt) && (!(dev->ext & ERNIC_EXT_F_XRC) ||
+			     (ini && !udata) || (tgt && (udata || !init->xrcd))))
+		return -EOPNOTSUPP;
 	/* UD QPs: ERNIC-X UD, with the keyed SGEs and receive WQEs it needs. */
 	if (ud && (!(dev->ext & ERNIC_EXT_F_UD) || !ernic_user_capable(dev)))
 		return -EOPNOTSUPP;
 	if (uc && !(dev->ext & ERNIC_EXT_F_UC))
 		return -EOPNOTSUPP;
-	if ((init->qp_type != IB_QPT_RC && !gsi && !ud && !uc) ||
+	if ((init->qp_type != IB_QPT_RC && !gsi && !ud && !uc && !ini &&
+	     !tgt) ||
 	    (init->srq && gsi) || init->create_flags)
 		return -EOPNOTSUPP;
 	/*
@@ -592,6 +607,45 @@ static u32 ernic_qpn_next(struct ernic_dev *dev)
 	if (qpn <= dev->num_qp)
 		dev->qpn_hint = qpn + 1;
 	return qpn;
+}
+
+/*
+ * The CQs that report @qp's completions. An XRC target has none (its
+ * SRQs' CQs report), an initiator no receive CQ.
+ */
+static void ernic_qp_attach_cqs(struct ernic_qp *qp,
+				const struct ib_qp_init_attr *init)
+{
+	unsigned long flags;
+
+	qp->scq = init->send_cq ? to_ecq(init->send_cq) : NULL;
+	qp->rcq = init->recv_cq ? to_ecq(init->recv_cq) : NULL;
+	if (qp->scq) {
+		spin_lock_irqsave(&qp->scq->lock, flags);
+		list_add_tail(&qp->scq_node, &qp->scq->sq_qps);
+		spin_unlock_irqrestore(&qp->scq->lock, flags);
+	}
+	if (qp->rcq) {
+		spin_lock_irqsave(&qp->rcq->lock, flags);
+		list_add_tail(&qp->rcq_node, &qp->rcq->rq_qps);
+		spin_unlock_irqrestore(&qp->rcq->lock, flags);
+	}
+}
+
+static void ernic_qp_detach_cqs(struct ernic_qp *qp)
+{
+	unsigned long flags;
+
+	if (qp->scq) {
+		spin_lock_irqsave(&qp->scq->lock, flags);
+		list_del(&qp->scq_node);
+		spin_unlock_irqrestore(&qp->scq->lock, flags);
+	}
+	if (qp->rcq) {
+		spin_lock_irqsave(&qp->rcq->lock, flags);
+		list_del(&qp->rcq_node);
+		spin_unlock_irqrestore(&qp->rcq->lock, flags);
+	}
 }
 
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -664,6 +718,9 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 */
 	qp->ud = init->qp_type == IB_QPT_UD;
 	qp->uc = init->qp_type == IB_QPT_UC;
+	qp->xrc_ini = init->qp_type == IB_QPT_XRC_INI;
+	qp->xrc_tgt = init->qp_type == IB_QPT_XRC_TGT;
+	qp->xrcdn = qp->xrc_tgt ? to_exrcd(init->xrcd)->n : 0;
 	if (qp->ud)
 		qp->attr.path_mtu = iboe_get_mtu(dev->netdev->mtu);
 	/* QDEPTHi's fields are 16 bits (PG332 p.42). */
@@ -673,27 +730,22 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 	ernic_qp_try_direct(qp, udata);
 	/* A user SRQ's WR IDs are its process's: only a direct QP can say. */
-	ret = qp->srq && qp->srq->user && !qp->direct ? -EOPNOTSUPP :
-	      ernic_qp_alloc_queues(qp);
+	/* Nor can the command path name an XRC SRQ: initiators are direct. */
+	ret = ((qp->srq && qp->srq->user) || qp->xrc_ini) && !qp->direct ?
+	      -EOPNOTSUPP : ernic_qp_alloc_queues(qp);
 	if (!ret)
 		ret = ernic_uq_reply(qp, udata);
 	if (ret)
 		goto err;
 
-	ernic_qp_program_queues(qp, to_epd(ibqp->pd)->pdn);
+	/* A target has no PD: its requests' keys go by their SRQ's. */
+	ernic_qp_program_queues(qp, ibqp->pd ? to_epd(ibqp->pd)->pdn : 0);
 	ernic_qp_zero(qp);
 	if (!qp->ud)
 		qp->attr.path_mtu = IB_MTU_1024;
 	qp->qpconf = ernic_qpconf_base(qp, gsi ? IB_MTU_4096 : IB_MTU_1024);
 
-	qp->scq = to_ecq(init->send_cq);
-	qp->rcq = to_ecq(init->recv_cq);
-	spin_lock_irqsave(&qp->scq->lock, flags);
-	list_add_tail(&qp->scq_node, &qp->scq->sq_qps);
-	spin_unlock_irqrestore(&qp->scq->lock, flags);
-	spin_lock_irqsave(&qp->rcq->lock, flags);
-	list_add_tail(&qp->rcq_node, &qp->rcq->rq_qps);
-	spin_unlock_irqrestore(&qp->rcq->lock, flags);
+	ernic_qp_attach_cqs(qp, init);
 
 	spin_lock_irqsave(&dev->fatal_lock, flags);
 	dev->qps[qpn] = qp;
@@ -752,12 +804,7 @@ int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->fatal_work);
 	cancel_work_sync(&qp->flush_work);
 
-	spin_lock_irqsave(&qp->scq->lock, flags);
-	list_del(&qp->scq_node);
-	spin_unlock_irqrestore(&qp->scq->lock, flags);
-	spin_lock_irqsave(&qp->rcq->lock, flags);
-	list_del(&qp->rcq_node);
-	spin_unlock_irqrestore(&qp->rcq->lock, flags);
+	ernic_qp_detach_cqs(qp);
 
 	ernic_qp_free_queues(qp);
 	if (qp->ud)

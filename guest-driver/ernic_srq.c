@@ -49,9 +49,19 @@ static int ernic_srq_check(struct ernic_dev *dev,
 {
 	const u32 need = ERNIC_EXT_F_SRQ | ERNIC_EXT_F_RXWQE |
 			 ERNIC_EXT_F_RXMETA;
+	bool xrc = init->srq_type == IB_SRQT_XRC;
 
-	if ((dev->ext & need) != need || init->srq_type != IB_SRQT_BASIC) {
+	if ((dev->ext & need) != need ||
+	    (init->srq_type != IB_SRQT_BASIC && !xrc)) {
 		ibdev_dbg(&dev->ibdev, "SRQs are basic SRQs with ERNIC-X\n");
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * An XRC SRQ's completions are its WQEs written back, which only a
+	 * process's provider polls (docs/driver.md, "XRC").
+	 */
+	if (xrc && (!(dev->ext & ERNIC_EXT_F_XRC) || !udata)) {
+		ibdev_dbg(&dev->ibdev, "XRC SRQs are user SRQs with ERNIC-X XRC\n");
 		return -EOPNOTSUPP;
 	}
 	if (!init->attr.max_wr || init->attr.max_wr > ERNIC_MAX_SRQ_WR ||
@@ -99,7 +109,9 @@ static void ernic_srq_program(struct ernic_srq *srq, u32 pdn)
 	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQPI), 0);
 	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQLIMIT), 0);
 	ernic_wr(dev, ernic_srq_reg(srq, ERNIC_SRQCONF), ERNIC_SRQCONF_EN |
-		 (srq->user ? ERNIC_SRQCONF_USER : 0));
+		 (srq->user ? ERNIC_SRQCONF_USER : 0) |
+		 (srq->xrc ? ERNIC_SRQCONF_XRC |
+		  FIELD_PREP(ERNIC_SRQCONF_XRCD_MASK, srq->xrcdn) : 0));
 }
 
 /*
@@ -124,9 +136,14 @@ int ernic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->depth = min_t(u32, roundup_pow_of_two(4 * srq->max_wr + 1),
 			   ERNIC_SRQ_MAX_DEPTH);
 	srq->user = !!udata;
+	srq->xrc = init->srq_type == IB_SRQT_XRC;
+	if (srq->xrc)
+		srq->xrcdn = to_exrcd(init->ext.xrc.xrcd)->n;
 	srq->n = ernic_srq_get(dev, srq);
 	if (srq->n == ERNIC_SRQ_NUM)
 		return -ENOMEM;
+	/* What XRC initiators name (uverbs returns it as the srqn). */
+	ibsrq->ext.xrc.srq_num = srq->n;
 	ret = udata ? ernic_usrq_alloc(srq, udata) : ernic_srq_alloc(srq);
 	if (ret) {
 		ernic_srq_free(srq);
@@ -268,6 +285,48 @@ u64 ernic_srq_complete(struct ernic_srq *srq, u32 slot)
 	}
 	spin_unlock_irqrestore(&srq->lock, flags);
 	return id;
+}
+
+/* An XRC domain (ERNIC-X XRC): the number SRQCONFn and XRCDi name. */
+int ernic_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct ernic_dev *dev = to_edev(ibxrcd->device);
+	int n;
+
+	if (!(dev->ext & ERNIC_EXT_F_XRC))
+		return -EOPNOTSUPP;
+	n = ida_alloc_range(&dev->xrcd_ida, 1, ERNIC_XRCD_MAX, GFP_KERNEL);
+	if (n < 0)
+		return n;
+	to_exrcd(ibxrcd)->n = n;
+	return 0;
+}
+
+int ernic_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	ida_free(&to_edev(ibxrcd->device)->xrcd_ida, to_exrcd(ibxrcd)->n);
+	return 0;
+}
+
+/*
+ * An XRC target of domain @xrcdn took or gave back a WQE: the CQs of the
+ * domain's XRC SRQs may have a completion (their WQEs written back).
+ * Under dev->lock, so that no SRQ goes while its CQ is told.
+ */
+void ernic_srq_xrc_notify(struct ernic_dev *dev, u32 xrcdn)
+{
+	unsigned long flags;
+	u32 n;
+
+	spin_lock_irqsave(&dev->lock, flags);
+	for (n = 0; n < ERNIC_SRQ_NUM; n++) {
+		struct ernic_srq *srq = dev->srqs[n];
+
+		if (srq && srq->xrc && srq->xrcdn == xrcdn &&
+		    srq->ibsrq.ext.cq)
+			ernic_cq_notify(to_ecq(srq->ibsrq.ext.cq));
+	}
+	spin_unlock_irqrestore(&dev->lock, flags);
 }
 
 /* An armed SRQ whose SRQLIMITn the device cleared: IBTA's limit event. */

@@ -82,6 +82,9 @@ int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 	/* Only a direct QP's WQEs carry them: the kernel has no such WR. */
 	if (uc->direct && (dev->ext & ERNIC_EXT_F_PLACE))
 		resp.flags |= ERNIC_UCTX_PLACE;
+	/* XRC initiators are direct QPs, XRC SRQs direct SRQs. */
+	if (uc->direct && (dev->ext & ERNIC_EXT_F_XRC))
+		resp.flags |= ERNIC_UCTX_XRC;
 	if (udata->outlen)
 		return ib_copy_to_udata(udata, &resp,
 					min(udata->outlen, sizeof(resp)));

@@ -29,6 +29,9 @@
  *     the victim's SRQ handle;
  *   - with a UD QP (ERNIC-X UD): a WQE written straight into its mapped
  *     SQ naming the victim's AH by its entry of the device's table;
+ *   - with XRC (ERNIC-X XRC): an XRC SEND from its own initiator, through
+ *     its own target QP of its own domain, naming the victim's XRC SRQ
+ *     (another domain) by its number;
  *   - a mapping of the device: mmap() of the uverbs file at an offset
  *     that is not one of its own QPs', a read-only ring made writable,
  *     the BAR's sysfs resource file.
@@ -46,6 +49,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +85,7 @@ struct victim_info {
 	uint32_t qp_handle;
 	uint32_t srq_handle;
 	int32_t ah_idx;		/* its AH's entry of the device's table */
+	uint32_t xrc_srqn;	/* its XRC SRQ's number, or UINT32_MAX */
 };
 
 static void drop_privileges(void)
@@ -716,6 +721,166 @@ out:
 		ibv_dealloc_pd(pd2);
 }
 
+/* An XRC domain of the process's own, tied to no file (ERNIC-X XRC). */
+static struct ibv_xrcd *xrcd_new(struct dev *d)
+{
+	struct ibv_xrcd_init_attr a = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+
+	return ibv_open_xrcd(d->ctx, &a);
+}
+
+/* An XRC SRQ of @xrcd completing into d->cq, one WR posted at @buf. */
+static struct ibv_srq *xsrq_new(struct dev *d, struct ibv_xrcd *xrcd,
+				uint8_t *buf)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 4, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC,
+		.xrcd = xrcd,
+		.cq = d->cq,
+		.pd = d->pd,
+	};
+	struct ibv_sge sge = { (uintptr_t)buf, 64, d->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 3, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+	struct ibv_srq *srq = ibv_create_srq_ex(d->ctx, &a);
+
+	if (srq && ibv_post_srq_recv(srq, &wr, &bad)) {
+		ibv_destroy_srq(srq);
+		return NULL;
+	}
+	return srq;
+}
+
+/* An XRC initiator (@xrcd NULL) or a target QP of @xrcd, in INIT. */
+static struct ibv_qp *xrc_qp(struct dev *d, struct ibv_xrcd *xrcd)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = xrcd ? IBV_QPT_XRC_RECV : IBV_QPT_XRC_SEND,
+		.comp_mask = xrcd ? IBV_QP_INIT_ATTR_XRCD : IBV_QP_INIT_ATTR_PD,
+		.xrcd = xrcd,
+		.pd = d->pd,
+		.send_cq = xrcd ? NULL : d->cq,
+		.cap = { .max_send_wr = xrcd ? 0 : 8, .max_send_sge = 1 },
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(d->ctx, &ia);
+
+	if (qp && ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* RTR, RTS towards @dqpn with the attributes each type takes. */
+static int xrc_connect(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
+{
+	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = dqpn,
+		.max_dest_rd_atomic = 1,
+		.min_rnr_timer = qp_min_rnr_timer,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = d->dgid, .sgid_index = d->gid_index,
+				 .hop_limit = 64 },
+			.port_num = 1,
+		},
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			   IBV_QP_MIN_RNR_TIMER : 0)))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = qp_timeout;
+	a.retry_cnt = qp_retry_cnt;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_SQ_PSN |
+			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_MAX_QP_RD_ATOMIC));
+}
+
+/* A SEND of d->buf's first 64 bytes to XRC SRQ @srqn; its status. */
+static int xrc_send(struct dev *d, struct ibv_qp *ini, uint32_t srqn)
+{
+	struct ibv_sge sge = { (uintptr_t)d->buf, 64, d->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		.qp_type.xrc.remote_srqn = srqn,
+	};
+	struct ibv_send_wr *bad;
+
+	return ibv_post_send(ini, &wr, &bad) ? -1 : wait_wc(d, ini);
+}
+
+/*
+ * XRC: the attacker's initiator sends through its own target QP of its
+ * own domain, naming its own XRC SRQ (the control: its WR filled), then
+ * the victim's XRC SRQ, of another domain, by its number: that SEND ends
+ * in an error, and none of the victim's bytes (its SRQ's WR is in its
+ * secret buffer) changes.
+ */
+static void check_xrc_foreign(struct dev *d, const struct victim_info *v)
+{
+	const char *ctl = "control: an XRC SEND lands in the process's own XRC SRQ";
+	const char *name = "an XRC SEND naming another process's XRC SRQ, of another domain, ends in an error";
+	struct ibv_xrcd *xrcd = xrcd_new(d);
+	struct ibv_srq *srq = xrcd ? xsrq_new(d, xrcd, d->buf + 2048) : NULL;
+	struct ibv_qp *ini = NULL, *tgt = NULL;
+	uint32_t srqn = 0;
+	int st;
+
+	if (!srq || v->xrc_srqn == UINT32_MAX) {
+		printf("ok - %s # SKIP no XRC (%s)\n", ctl, strerror(errno));
+		printf("ok - %s # SKIP no XRC\n", name);
+		goto out;
+	}
+	memset(d->buf, 0x6b, 64);
+	memset(d->buf + 2048, 0, 64);
+	tgt = xrc_qp(d, xrcd);
+	ini = xrc_qp(d, NULL);
+	if (!tgt || !ini || ibv_get_srq_num(srq, &srqn) ||
+	    xrc_connect(d, ini, tgt->qp_num) ||
+	    xrc_connect(d, tgt, ini->qp_num)) {
+		report(0, ctl, "no XRC QPs");
+		goto out;
+	}
+	st = xrc_send(d, ini, srqn);
+	report(st == IBV_WC_SUCCESS && wait_wc(d, tgt) == IBV_WC_SUCCESS &&
+	       !memcmp(d->buf, d->buf + 2048, 64), ctl, NULL);
+	st = xrc_send(d, ini, v->xrc_srqn);
+	report(st != IBV_WC_SUCCESS && st != -1, name, NULL);
+out:
+	if (ini)
+		ibv_destroy_qp(ini);
+	if (tgt)
+		ibv_destroy_qp(tgt);
+	if (srq)
+		ibv_destroy_srq(srq);
+	if (xrcd)
+		ibv_close_xrcd(xrcd);
+}
+
 /* An AH of @pd to the device itself (loopback), or NULL. */
 static struct ibv_ah *ah_self(struct dev *d, struct ibv_pd *pd)
 {
@@ -808,7 +973,8 @@ static int victim(const char *name, int gid_index, int to_attacker,
 	struct victim_info v;
 	struct dev d = { 0 };
 	struct ibv_qp *qp = NULL;
-	struct ibv_srq *srq = NULL;
+	struct ibv_srq *srq = NULL, *xsrq = NULL;
+	struct ibv_xrcd *xrcd;
 	struct ibv_ah *ah;
 	char c;
 	int i;
@@ -836,6 +1002,12 @@ static int victim(const char *name, int gid_index, int to_attacker,
 	ah = ah_self(&d, d.pd);
 	v.ah_idx = ah ? ((struct ernic_ah_view *)ah)->idx : -1;
 	memset(d.buf, SECRET, BUF_SIZE);
+	/* An XRC SRQ of its own domain, its WR in the secret (ERNIC-X XRC). */
+	xrcd = xrcd_new(&d);
+	if (xrcd)
+		xsrq = xsrq_new(&d, xrcd, d.buf);
+	if (!xsrq || ibv_get_srq_num(xsrq, &v.xrc_srqn))
+		v.xrc_srqn = UINT32_MAX;
 	v.addr = (uintptr_t)d.buf;
 	v.lkey = d.mr->lkey;
 	v.rkey = d.mr->rkey;
@@ -886,6 +1058,7 @@ static void attacker(const char *name, int gid_index, const char *bdf,
 			 "an SRQ WQE written into the mapped ring with another process's L_Key ends in an error");
 	check_srq_foreign(&d, &v);
 	check_ud_forged(&d, v.ah_idx);
+	check_xrc_foreign(&d, &v);
 	check_mmap(&d, bdf);
 }
 

@@ -27,6 +27,7 @@
 steps=short
 qperf=1
 uct=1
+xrc=0
 # migrate steps: pings, ping-pongs and perftest iterations, each step
 # several seconds long so that the migration (about 1.4 s) ends inside
 # it: 80000 64-KiB messages at the 6 to 8 Gb/s of ernic since one socket
@@ -40,6 +41,7 @@ for a in $(cat /proc/cmdline); do
     verbs_steps=*) steps=${a#*=} ;;
     verbs_qperf=*) qperf=${a#*=} ;;
     verbs_uct=*) uct=${a#*=} ;;
+    verbs_xrc=*) xrc=${a#*=} ;;
     esac
 done
 
@@ -250,6 +252,10 @@ step_list() {
     # Four QPs receiving through one shared receive queue on each side
     # (ERNIC-X SRQ on ernic); the server checks every buffer (-c).
     echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
+    # XRC: each side's initiator sends into the other's XRC SRQ through
+    # its target QP (ERNIC-X XRC; both sides ernic, verbs_xrc=1).
+    [ "$xrc" = 1 ] &&
+        echo "ibv_xsrq_pingpong 4096|ibv_xsrq_pingpong -d @D -g @G -p @P -s 4096 -n 20|ibv_xsrq_pingpong -d @D -g @G -p @P -s 4096 -n 20 @S"
     # UD, UC and multicast (ERNIC-X on ernic)
     datagram_steps
     # UCX's UCP over UD alone, and over RC (whose receives go through
@@ -383,6 +389,7 @@ qperf_results() {
 # check NAME OUTPUT: what a step's client output must show.
 check() {
     case $1 in
+    ibv_xsrq_pingpong*) grep -qx 'success' "$2" ;;
     ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     ucx*|uct*) grep -q 'Final:' "$2" ;;
     fi_pingpong*) grep -qE '^[0-9]+[kmg]? +100 += *100 ' "$2" ;;
@@ -398,6 +405,7 @@ check() {
 # size, then average bandwidth or typical and average latency).
 result() {
     case $1 in
+    ibv_xsrq_pingpong*) grep -x 'success' "$2" | tail -n 1 ;;
     ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     ucx*|uct*) grep 'Final:' "$2" | tr -s ' ' | tail -n 1 ;;
     fi_pingpong*) grep -E '^[0-9]+[kmg]? +100 ' "$2" |

@@ -82,19 +82,20 @@ if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript" | grep -q '^guest: RESULT PASS'
     exit
 fi
-echo "1..$([ -n "${rxe_transcript:-}" ] && echo 18 || echo 16)"
+echo "1..$([ -n "${rxe_transcript:-}" ] && echo 19 || echo 17)"
 tap "rdma-core's Python tests on $dev: no failure, no error" \
     '^guest: pyverbs: OK'
 # ernic passed 53 or 54 of 321 on 2026-11-25 (rdmacm's UDP test skips
 # when its active side does), 55 with SRQs and 77 with UD QPs on
 # 2026-11-27, 82 with UC QPs, 85 with multicast, 86 with SRQ resize, 96
-# with atomics, 105 with memory windows and CQ resize, and 108 with
-# FLUSH and ATOMIC WRITE (rxe: 100); fewer than 108 is a regression.
+# with atomics, 105 with memory windows and CQ resize, 108 with FLUSH
+# and ATOMIC WRITE, and 114 with XRC (rxe: 100); fewer than 114 is a
+# regression.
 n=$((n + 1))
-if [ "$dev" != ernic ] || [ "$passed" -ge 108 ]; then
-    echo "ok $n - $passed of ${ran:-0} tests passed (at least 108 on ernic)"
+if [ "$dev" != ernic ] || [ "$passed" -ge 114 ]; then
+    echo "ok $n - $passed of ${ran:-0} tests passed (at least 114 on ernic)"
 else
-    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 108 on ernic)"
+    echo "not ok $n - $passed of ${ran:-0} tests passed (at least 114 on ernic)"
     fail=1
 fi
 # ERNIC-X atomics: test_atomic.py's traffic and refusals (an R_Key, an
@@ -116,6 +117,12 @@ tap "memory windows: test_mr.py's 7 and ibv_wr_bind_mw (test_qpex)" \
 tap "FLUSH and ATOMIC WRITE: test_qp_ex_rc_atomic_write, \
 test_qp_ex_rc_flush, test_qp_ex_rc_flush_type_violate (test_qpex)" \
     '^guest: test: test_qp_ex_rc_\(atomic_write\|flush\|flush_type_violate\) .* ok$' 3
+# ERNIC-X XRC: XRC domains, XRC SRQs, initiator and target QPs; SENDs
+# through ibv_post_send and ibv_wr_*() (with Immediate), atomics, an
+# extended CQ and relaxed ordering MRs over XRC (by name).
+tap "XRC: test_xrc_atomic_*, test_xrc_traffic_cq_ex, test_qp_ex_xrc_send(_imm), \
+test_ro_xrc_traffic" \
+    '^guest: test: test_\(xrc_atomic_cmp_and_swap\|xrc_atomic_fetch_and_add\|xrc_traffic_cq_ex\|qp_ex_xrc_send\|qp_ex_xrc_send_imm\|ro_xrc_traffic\) .* ok$' 6
 tap "CQ resize, down and up, with completions outstanding (test_cq)" \
     '^guest: test: Test resize CQ, start with specific value .* ok$'
 # ERNIC-X SRQs (docs/extension.md): test_srq.py's traffic, limit and

@@ -121,12 +121,15 @@ qperf=1
 # between two devices of one kind.
 uct=0
 [ "$sdev" = "$cdev" ] && uct=1
+# XRC (ibv_xsrq_pingpong) needs it on both sides: rxe has none.
+xrc=0
+[ "$sdev" = ernic ] && [ "$cdev" = ernic ] && xrc=1
 
 start=$(date +%s%N)
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
-ulp_srq=${ERNIC_ULP_SRQ:-0} ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
+ulp_srq=${ERNIC_ULP_SRQ:-0} ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
     -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
@@ -134,7 +137,7 @@ spid=$!
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces client)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
-ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
+ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
     -netdev "$stream,server=off,reconnect-ms=100" \
     -device "$(nic "$cdev" "$cmac")"
 log "client: ${cmd[*]}"
@@ -159,7 +162,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..38"
+    echo "1..39"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -168,6 +171,9 @@ verbs_taps() {
         'ok client: ibv_rc_pingpong' 2
     tap "ibv_srq_pingpong, 4 QPs on one SRQ, 4 KiB, buffers checked" \
         'ok client: ibv_srq_pingpong'
+    tap_or_skip "$xrc" "ibv_xsrq_pingpong: XRC initiators into each other's XRC SRQ, 4 KiB" \
+        'ok client: ibv_xsrq_pingpong' \
+        "XRC needs ernic on both sides (rxe has none)"
     tap "ibv_ud_pingpong, 1 KiB UD datagrams, buffers checked" \
         'ok client: ibv_ud_pingpong'
     tap "ibv_uc_pingpong, 4 KiB UC SENDs, buffers checked" \
@@ -221,8 +227,8 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t "
     done
     tap_or_skip "$([ "$cdev" = ernic ] && echo 1)" \
-        "a process reaches no memory but its own (25 checks on direct QPs, SRQs and UD QPs, 16 on the command path)" \
-        'ok client: uverbs security: 25 direct, 16 command path' \
+        "a process reaches no memory but its own (27 checks on direct QPs, SRQs, UD and XRC QPs, 16 on the command path)" \
+        'ok client: uverbs security: 27 direct, 16 command path' \
         "the security checks are ernic's"
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1

@@ -33,6 +33,7 @@
 #define ERNIC_UCTX_ATOMIC	(1u << 1)	/* atomics (ERNIC-X ATOMIC) */
 #define ERNIC_UCTX_MW		(1u << 2)	/* memory windows (ERNIC-X MW) */
 #define ERNIC_UCTX_PLACE	(1u << 3)	/* FLUSH, ATOMIC WRITE (PLACE) */
+#define ERNIC_UCTX_XRC		(1u << 4)	/* XRC (ERNIC-X XRC) */
 
 struct ernic_alloc_ucontext_resp {
 	__u32 flags;

@@ -253,6 +253,7 @@ int ernic_cq_init(struct ernic_cq *cq)
 {
 	list_head_init(&cq->sq_qps);
 	list_head_init(&cq->rq_qps);
+	list_head_init(&cq->xrc_srqs);
 	return pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 }
 
@@ -263,6 +264,8 @@ int ernic_cq_init(struct ernic_cq *cq)
 static void ernic_cq_track(struct ernic_qp *qp, struct ernic_cq *cq,
 			   struct list_head *l, struct list_node *n, bool join)
 {
+	if (!cq)
+		return;		/* an XRC QP's missing CQ */
 	pthread_spin_lock(&cq->lock);
 	if (qp->direct && join)
 		list_add_tail(l, n);
@@ -277,14 +280,22 @@ static void ernic_cq_track(struct ernic_qp *qp, struct ernic_cq *cq,
 
 void ernic_cq_attach(struct ernic_qp *qp)
 {
-	ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps, &qp->dq.scq_node, true);
-	ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps, &qp->dq.rcq_node, true);
+	if (qp->scq)
+		ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps,
+			       &qp->dq.scq_node, true);
+	if (qp->rcq)
+		ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps,
+			       &qp->dq.rcq_node, true);
 }
 
 void ernic_cq_detach(struct ernic_qp *qp)
 {
-	ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps, &qp->dq.scq_node, false);
-	ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps, &qp->dq.rcq_node, false);
+	if (qp->scq)
+		ernic_cq_track(qp, qp->scq, &qp->scq->sq_qps,
+			       &qp->dq.scq_node, false);
+	if (qp->rcq)
+		ernic_cq_track(qp, qp->rcq, &qp->rcq->rq_qps,
+			       &qp->dq.rcq_node, false);
 }
 
 /*
@@ -295,6 +306,7 @@ void ernic_cq_detach(struct ernic_qp *qp)
 int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
+	struct ernic_srq *srq;
 	struct ernic_qp *qp;
 	int got = 0, k;
 
@@ -308,6 +320,11 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		if (got == n)
 			break;
 		got += ernic_dq_poll_rq(qp, n - got, wc + got);
+	}
+	list_for_each(&cq->xrc_srqs, srq, xrc_node) {
+		if (got == n)
+			break;
+		got += ernic_srq_poll_xrc(srq, n - got, wc + got);
 	}
 	k = cq->kernel_qps;
 	pthread_spin_unlock(&cq->lock);
@@ -461,6 +478,68 @@ static int ernic_destroy_ah(struct ibv_ah *ah)
 	return ret;
 }
 
+/* An XRC domain (ERNIC-X XRC): the kernel's object, shared by fd. */
+static struct ibv_xrcd *ernic_open_xrcd(struct ibv_context *context,
+					struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp;
+	struct ibv_open_xrcd cmd;
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	if (!to_ectx(context)->xrc) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_xrcd(context, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+static int ernic_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret = ibv_cmd_close_xrcd(xrcd);
+
+	if (!ret)
+		free(xrcd);
+	return ret;
+}
+
+/* Another process's XRC target QP of a shared domain: the kernel's. */
+static struct ibv_qp *ernic_open_qp(struct ibv_context *context,
+				    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_open_qp cmd;
+	struct ernic_qp *qp;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_qp(context, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(qp);
+		errno = ret;
+		return NULL;
+	}
+	return &qp->vqp.qp;
+}
+
 static const struct verbs_context_ops ernic_ctx_ops = {
 	.alloc_mw = ernic_alloc_mw,
 	.alloc_pd = ernic_alloc_pd,
@@ -473,6 +552,11 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.create_qp = ernic_create_qp,
 	.create_qp_ex = ernic_create_qp_ex,
 	.create_srq = ernic_create_srq,
+	.create_srq_ex = ernic_create_srq_ex,
+	.close_xrcd = ernic_close_xrcd,
+	.get_srq_num = ernic_get_srq_num,
+	.open_qp = ernic_open_qp,
+	.open_xrcd = ernic_open_xrcd,
 	.dealloc_mw = ernic_dealloc_mw,
 	.dealloc_pd = ernic_dealloc_pd,
 	.dereg_mr = ernic_dereg_mr,
@@ -523,6 +607,7 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	ctx->atomic = resp.flags & ERNIC_UCTX_ATOMIC;
 	ctx->mw = resp.flags & ERNIC_UCTX_MW;
 	ctx->place = ctx->direct && (resp.flags & ERNIC_UCTX_PLACE);
+	ctx->xrc = ctx->direct && (resp.flags & ERNIC_UCTX_XRC);
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }

@@ -37,6 +37,7 @@ struct ernic_context {
 	bool atomic;			/* the device has atomics */
 	bool mw;			/* ... and memory windows */
 	bool place;			/* direct QPs FLUSH, ATOMIC WRITE */
+	bool xrc;			/* XRC domains, SRQs and QPs */
 };
 
 struct ernic_cq {
@@ -49,6 +50,7 @@ struct ernic_cq {
 	pthread_spinlock_t lock;	/* the lists, and polling them */
 	struct list_head sq_qps;
 	struct list_head rq_qps;
+	struct list_head xrc_srqs;	/* XRC SRQs: WQEs written back */
 	unsigned int kernel_qps;	/* polled through the kernel */
 };
 
@@ -107,7 +109,14 @@ struct ernic_dq {
  * metadata names the slot.
  */
 struct ernic_srq {
-	struct ibv_srq ibsrq;		/* first: freed through it */
+	union {				/* first: freed through it */
+		struct ibv_srq ibsrq;
+		struct verbs_srq vsrq;	/* ibv_create_srq_ex() */
+	};
+	/* XRC (ERNIC-X XRC): its CQ polls the WQEs written back */
+	struct ernic_cq *xrc_cq;
+	struct list_node xrc_node;
+	uint32_t xrc_ci;		/* first slot the device took, unseen */
 	void *map[ERNIC_USRQ_NR];
 	size_t len[ERNIC_USRQ_NR];
 	uint8_t *ring;			/* 64-byte receive WQEs */
@@ -198,6 +207,7 @@ int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
 void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
 		       int mask);
 void ernic_put_sges(uint8_t *g, const struct ibv_sge *sg, int n);
+void ernic_meta_wc(const uint8_t *m, bool ud, struct ibv_wc *wc);
 
 /* ernic_srq.c: shared receive queues */
 struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
@@ -209,5 +219,9 @@ int ernic_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int ernic_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad);
 uint64_t ernic_srq_complete(struct ernic_srq *srq, uint32_t slot);
+struct ibv_srq *ernic_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr);
+int ernic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+int ernic_srq_poll_xrc(struct ernic_srq *srq, int n, struct ibv_wc *wc);
 
 #endif /* ERNIC_PROVIDER_H */

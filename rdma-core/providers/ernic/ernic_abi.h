@@ -18,6 +18,8 @@ DECLARE_DRV_CMD(ernic_cmd_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		ernic_create_qp_cmd, ernic_create_qp_resp);
 DECLARE_DRV_CMD(ernic_cmd_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		ernic_create_srq_cmd, ernic_create_srq_resp);
+DECLARE_DRV_CMD(ernic_cmd_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		ernic_create_srq_cmd, ernic_create_srq_resp);
 DECLARE_DRV_CMD(ernic_cmd_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
 		empty, ernic_create_ah_resp);
 DECLARE_DRV_CMD(ernic_cmd_reg_mr, IB_USER_VERBS_CMD_REG_MR,

@@ -254,7 +254,8 @@ static bool ernic_dq_place_ok(struct ernic_qp *qp,
 {
 	uint64_t feth = wr->wr.atomic.swap;
 
-	if (!to_ectx(qp->vqp.qp.context)->place || qp->dq.ud || qp->dq.uc)
+	if (!to_ectx(qp->vqp.qp.context)->place ||
+	    qp->vqp.qp.qp_type != IBV_QPT_RC)
 		return false;
 	if (op == ERNIC_OP_ATOMIC_WRITE)
 		return true;
@@ -470,6 +471,10 @@ static void ernic_dq_write(struct ernic_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
 	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		put_le32(w + ERNIC_WQE_IMMDT, be32toh(wr->imm_data));
+	/* An XRC initiator names the remote XRC SRQ (ERNIC-X XRC). */
+	if (qp->vqp.qp.qp_type == IBV_QPT_XRC_SEND)
+		put_le32(w + ERNIC_WQE_XRC_SRQN,
+			 wr->qp_type.xrc.remote_srqn & 0xffffff);
 	if (op == ERNIC_OP_BIND_MW || op == ERNIC_OP_LOCAL_INV ||
 	    ernic_op_place(op)) {
 		len = 0;		/* no data, whatever the SGEs say */
@@ -667,16 +672,18 @@ int ernic_dq_poll_sq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 #define ERNIC_OPC_WRITE_FIRST		0x06
 #define ERNIC_OPC_WRITE_ONLY_IMM	0x0b
 
-/* A receive the device placed: its metadata entry (docs/extension.md). */
-static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
+/*
+ * A receive the device placed, from its metadata entry @m (a QP's ring,
+ * or an XRC SRQ's WQE written back; docs/extension.md).
+ */
+void ernic_meta_wc(const uint8_t *m, bool ud, struct ibv_wc *wc)
 {
-	const uint8_t *m = q->meta + (size_t)q->rq_seen * ERNIC_RXMETA_SIZE;
 	uint8_t flags = m[ERNIC_RXMETA_FLAGS];
 	uint8_t opc = m[ERNIC_RXMETA_OPCODE];
 	uint32_t data = get_le32(m + ERNIC_RXMETA_DATA);
 
 	wc->byte_len = get_le32(m + ERNIC_RXMETA_LEN);
-	if (q->ud) {
+	if (ud) {
 		/* The 40-byte GRH area, then the payload. */
 		wc->src_qp = get_le32(m + ERNIC_RXMETA_SQPN) & 0xffffff;
 		wc->wc_flags |= IBV_WC_GRH;
@@ -700,9 +707,18 @@ static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
 	case ERNIC_RXMETA_ST_LEN:
 		wc->status = IBV_WC_LOC_LEN_ERR;
 		break;
+	case ERNIC_RXMETA_ST_FLUSH:
+		wc->status = IBV_WC_WR_FLUSH_ERR;
+		break;
 	default:
 		wc->status = IBV_WC_LOC_PROT_ERR;
 	}
+}
+
+static void ernic_dq_recv(struct ernic_dq *q, struct ibv_wc *wc)
+{
+	ernic_meta_wc(q->meta + (size_t)q->rq_seen * ERNIC_RXMETA_SIZE, q->ud,
+		      wc);
 }
 
 /*

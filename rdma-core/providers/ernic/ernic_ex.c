@@ -330,6 +330,16 @@ static void ernic_wr_local_inv(struct ibv_qp_ex *ibqp, uint32_t invalidate_rkey)
 		wr->invalidate_rkey = invalidate_rkey;
 }
 
+/* The remote XRC SRQ of the last WR started (ERNIC-X XRC). */
+static void ernic_wr_set_xrc_srqn(struct ibv_qp_ex *ibqp,
+				  uint32_t remote_srqn)
+{
+	struct ibv_send_wr *wr = ernic_wr_cur(to_eqp_ex(ibqp));
+
+	if (wr)
+		wr->qp_type.xrc.remote_srqn = remote_srqn;
+}
+
 static void ernic_wr_send(struct ibv_qp_ex *ibqp)
 {
 	ernic_wr_new(ibqp, IBV_WR_SEND);
@@ -490,6 +500,7 @@ static void ernic_qp_ex_ops(struct ibv_qp_ex *qp)
 	qp->wr_set_sge = ernic_wr_set_sge;
 	qp->wr_set_sge_list = ernic_wr_set_sge_list;
 	qp->wr_set_ud_addr = ernic_wr_set_ud_addr;
+	qp->wr_set_xrc_srqn = ernic_wr_set_xrc_srqn;
 	qp->wr_start = ernic_wr_start;
 	qp->wr_complete = ernic_wr_complete;
 	qp->wr_abort = ernic_wr_abort;
@@ -527,8 +538,9 @@ static int ernic_qp_setup(struct ernic_qp *qp, struct ibv_qp_init_attr_ex *attr,
 {
 	int ret = 0;
 
-	qp->scq = container_of(attr->send_cq, struct ernic_cq, vcq.cq);
-	qp->rcq = container_of(attr->recv_cq, struct ernic_cq, vcq.cq);
+	/* An XRC target has no CQ, an XRC initiator no receive CQ. */
+	qp->scq = attr->send_cq ? to_ecq(attr->send_cq) : NULL;
+	qp->rcq = attr->recv_cq ? to_ecq(attr->recv_cq) : NULL;
 	qp->srq = attr->srq ? to_esrq(attr->srq) : NULL;
 	if (resp->flags & ERNIC_QP_DIRECT) {
 		ret = ernic_dq_map(qp, attr->pd, resp, &attr->cap);
@@ -547,9 +559,11 @@ static uint64_t ernic_qp_ex_ops_of(struct ibv_context *context,
 {
 	struct ernic_context *ctx = to_ectx(context);
 
+	bool rc = attr->qp_type == IBV_QPT_RC ||
+		  attr->qp_type == IBV_QPT_XRC_SEND;
+
 	return ERNIC_QP_EX_OPS |
-	       (ctx->atomic && attr->qp_type == IBV_QPT_RC ?
-		ERNIC_QP_EX_ATOMIC_OPS : 0) |
+	       (ctx->atomic && rc ? ERNIC_QP_EX_ATOMIC_OPS : 0) |
 	       (ctx->mw && attr->qp_type != IBV_QPT_UD ? ERNIC_QP_EX_MW_OPS : 0) |
 	       (ctx->place && attr->qp_type == IBV_QPT_RC ?
 		ERNIC_QP_EX_PLACE_OPS : 0);
@@ -564,11 +578,18 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 	struct ernic_qp *qp;
 	int ret;
 
-	/* No creation flags, TSO, XRC or RSS; the ibv_wr_*() it can do. */
+	/*
+	 * No creation flags, TSO or RSS; XRC with ERNIC-X XRC; the
+	 * ibv_wr_*() it can do.
+	 */
 	if ((ex && attr->send_ops_flags & ~ernic_qp_ex_ops_of(context, attr)) ||
 	    attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_XRCD |
 				IBV_QP_INIT_ATTR_CREATE_FLAGS |
 				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    ((attr->qp_type == IBV_QPT_XRC_SEND ||
+	      attr->qp_type == IBV_QPT_XRC_RECV) &&
+	     !to_ectx(context)->xrc) ||
 	    (attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS &&
 	     attr->create_flags)) {
 		errno = EOPNOTSUPP;

@@ -104,13 +104,101 @@ struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
 	return &srq->ibsrq;
 }
 
+/*
+ * An XRC SRQ (ERNIC-X XRC): a direct SRQ of an XRC domain, whose WQEs
+ * the device writes back for its CQ to poll (ernic_srq_poll_xrc()).
+ */
+static struct ibv_srq *ernic_create_xsrq(struct ibv_context *context,
+					 struct ibv_srq_init_attr_ex *attr)
+{
+	struct ernic_cmd_create_xsrq cmd = {};
+	struct ernic_cmd_create_xsrq_resp resp = {};
+	struct ernic_srq *srq;
+	int ret;
+
+	if (!to_ectx(context)->xrc || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = calloc(1, sizeof(*srq));
+	if (!srq || pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
+		free(srq);
+		errno = ENOMEM;
+		return NULL;
+	}
+	cmd.flags = ERNIC_SRQ_DIRECT;
+	ret = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, &cmd.ibv_cmd,
+				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		pthread_spin_destroy(&srq->lock);
+		free(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->max_wr = attr->attr.max_wr;
+	ret = ernic_srq_map(srq, context->cmd_fd, &resp.drv_payload);
+	if (ret) {
+		ibv_cmd_destroy_srq(&srq->ibsrq);
+		ernic_srq_unmap(srq);
+		errno = ret;
+		return NULL;
+	}
+	srq->xrc_cq = to_ecq(attr->cq);
+	pthread_spin_lock(&srq->xrc_cq->lock);
+	list_add_tail(&srq->xrc_cq->xrc_srqs, &srq->xrc_node);
+	pthread_spin_unlock(&srq->xrc_cq->lock);
+	return &srq->ibsrq;
+}
+
+struct ibv_srq *ernic_create_srq_ex(struct ibv_context *context,
+				    struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr init = {
+		.srq_context = attr->srq_context,
+		.attr = attr->attr,
+	};
+	struct ibv_srq *srq;
+
+	if (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE &&
+	    attr->srq_type == IBV_SRQT_XRC)
+		return ernic_create_xsrq(context, attr);
+	if ((attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE &&
+	     attr->srq_type != IBV_SRQT_BASIC) ||
+	    !(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = ernic_create_srq(attr->pd, &init);
+	if (srq)
+		attr->attr = init.attr;
+	return srq;
+}
+
+/* What an XRC initiator names: the SRQ's number on the device. */
+int ernic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	struct ernic_srq *srq = to_esrq(ibsrq);
+
+	if (!srq->xrc_cq)
+		return EOPNOTSUPP;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
+}
+
 int ernic_destroy_srq(struct ibv_srq *ibsrq)
 {
+	struct ernic_srq *srq = to_esrq(ibsrq);
 	int ret = ibv_cmd_destroy_srq(ibsrq);
 
-	if (!ret)
-		ernic_srq_unmap(to_esrq(ibsrq));
-	return ret;
+	if (ret)
+		return ret;
+	if (srq->xrc_cq) {
+		pthread_spin_lock(&srq->xrc_cq->lock);
+		list_del(&srq->xrc_node);
+		pthread_spin_unlock(&srq->xrc_cq->lock);
+	}
+	ernic_srq_unmap(srq);
+	return 0;
 }
 
 /*
@@ -151,8 +239,13 @@ static int ernic_srq_put(struct ernic_srq *srq, const struct ibv_recv_wr *wr)
 
 	if (wr->num_sge < 0 || wr->num_sge > ERNIC_RWQE_SGES)
 		return EINVAL;
+	/*
+	 * An XRC SRQ's WQE is written back over its first L_Key, bit 31
+	 * marking it done (docs/extension.md, "XRC"): no real key has it.
+	 */
 	for (i = 0; i < wr->num_sge; i++)
-		if (!wr->sg_list[i].lkey)
+		if (!wr->sg_list[i].lkey ||
+		    (srq->xrc_cq && wr->sg_list[i].lkey & ERNIC_XRC_WB_DONE))
 			return EINVAL;
 	if (srq->outstanding >= srq->max_wr || srq->busy[srq->pi])
 		return ENOMEM;
@@ -203,4 +296,56 @@ uint64_t ernic_srq_complete(struct ernic_srq *srq, uint32_t slot)
 	}
 	pthread_spin_unlock(&srq->lock);
 	return id;
+}
+
+/*
+ * Slot @slot of XRC SRQ @srq was written back: its completion into @wc
+ * and the slot free to post again. Called with the SRQ's lock held.
+ */
+static void ernic_srq_xrc_wc(struct ernic_srq *srq, uint32_t slot,
+			     uint32_t mark, struct ibv_wc *wc)
+{
+	uint8_t *w = srq->ring + (size_t)slot * ERNIC_RWQE_SIZE;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->opcode = IBV_WC_RECV;
+	ernic_meta_wc(w, false, wc);
+	wc->wr_id = srq->wr_id[slot];
+	wc->qp_num = mark & 0xffffff;
+	memset(w + ERNIC_XRC_WB_QPN, 0, 4);
+	srq->busy[slot] = 0;
+	srq->outstanding--;
+}
+
+/*
+ * An XRC SRQ's completions (docs/extension.md, "XRC"): the WQEs the
+ * device took (up to SRQCIn, read from its doorbell page) that it has
+ * written back, marked done in bytes 12-15 with the target QP. They are
+ * reported as they are found, so a long message still arriving on one
+ * target QP holds up none of the others'.
+ */
+int ernic_srq_poll_xrc(struct ernic_srq *srq, int n, struct ibv_wc *wc)
+{
+	uint32_t taken, slot, k, mark;
+	int got = 0;
+
+	pthread_spin_lock(&srq->lock);
+	taken = (mmio_read32((void *)(srq->udb + ERNIC_UDB_SRQCI / 4)) -
+		 srq->xrc_ci + srq->depth) % srq->depth;
+	for (k = 0; k < taken && got < n; k++) {
+		slot = (srq->xrc_ci + k) % srq->depth;
+		if (!srq->busy[slot])
+			continue;
+		mark = le32toh(*(volatile uint32_t *)(srq->ring +
+			(size_t)slot * ERNIC_RWQE_SIZE + ERNIC_XRC_WB_QPN));
+		if (!(mark & ERNIC_XRC_WB_DONE))
+			continue;
+		/* The entry is read after the mark, which came last. */
+		udma_from_device_barrier();
+		ernic_srq_xrc_wc(srq, slot, mark, &wc[got++]);
+	}
+	while (taken-- && !srq->busy[srq->xrc_ci])
+		srq->xrc_ci = (srq->xrc_ci + 1) % srq->depth;
+	pthread_spin_unlock(&srq->lock);
+	return got;
 }
