@@ -336,34 +336,6 @@ static void test_off(void)
     ernic_rig_stop(r);
 }
 
-/* A wire that drops or duplicates about one frame in @permille. */
-typedef struct LossyWire {
-    uint64_t rng;
-    unsigned permille;
-    unsigned dropped, duplicated;
-} LossyWire;
-
-static ErnicRigVerdict lossy_filter(void *opaque, int from,
-                                    const uint8_t *f, size_t len)
-{
-    LossyWire *l = opaque;
-    unsigned x;
-
-    l->rng ^= l->rng << 13;
-    l->rng ^= l->rng >> 7;
-    l->rng ^= l->rng << 17;
-    x = l->rng % 1000;
-    if (x < l->permille / 2) {
-        l->dropped++;
-        return ERNIC_RIG_DROP;
-    }
-    if (x < l->permille) {
-        l->duplicated++;
-        return ERNIC_RIG_DUP;
-    }
-    return ERNIC_RIG_FWD;
-}
-
 enum { ROUNDS = 12, BATCH = 8 };
 
 /*
@@ -397,8 +369,8 @@ static void check_results(ErnicRig *r, int i)
 static void test_hammer(void)
 {
     ErnicRig *r = atomic_pair(ERNIC_EXT_F_ATOMIC);
-    LossyWire l = { .rng = 0x9e3779b97f4a7c15ull, .permille = 100 };
-    ErnicRigWire w = { .filter = lossy_filter, .opaque = &l };
+    ErnicRigLossy l = { .rng = 0x9e3779b97f4a7c15ull, .permille = 100 };
+    ErnicRigWire w = { .filter = ernic_rig_lossy_filter, .opaque = &l };
     uint64_t sum = 0;
 
     qtest_writeq(r->d[1].e.qts, TARGET(2), 0);

@@ -355,34 +355,6 @@ static void test_off(void)
     ernic_rig_stop(r);
 }
 
-/* A wire that drops or duplicates about one frame in @permille. */
-typedef struct LossyWire {
-    uint64_t rng;
-    unsigned permille;
-    unsigned dropped, duplicated;
-} LossyWire;
-
-static ErnicRigVerdict lossy_filter(void *opaque, int from,
-                                    const uint8_t *f, size_t len)
-{
-    LossyWire *l = opaque;
-    unsigned x;
-
-    l->rng ^= l->rng << 13;
-    l->rng ^= l->rng >> 7;
-    l->rng ^= l->rng << 17;
-    x = l->rng % 1000;
-    if (x < l->permille / 2) {
-        l->dropped++;
-        return ERNIC_RIG_DROP;
-    }
-    if (x < l->permille) {
-        l->duplicated++;
-        return ERNIC_RIG_DUP;
-    }
-    return ERNIC_RIG_FWD;
-}
-
 enum { ROUNDS = 10, SLOTS = 8 };
 
 /*
@@ -396,8 +368,8 @@ static void test_lossy(void)
 {
     ErnicRig *r = flush_pair(ERNIC_EXTQPCONF_FLUSH,
                              ERNIC_MRACC_FLUSH | ERNIC_MRACC_REMOTE_WRITE);
-    LossyWire l = { .rng = 0x2545f4914f6cdd1dull, .permille = 100 };
-    ErnicRigWire w = { .filter = lossy_filter, .opaque = &l };
+    ErnicRigLossy l = { .rng = 0x2545f4914f6cdd1dull, .permille = 100 };
+    ErnicRigWire w = { .filter = ernic_rig_lossy_filter, .opaque = &l };
     uint16_t wrid = 0;
 
     for (int k = 0; k < ROUNDS; k++) {

@@ -798,3 +798,24 @@ void ernic_rig_traffic(ErnicRig *r, ErnicRigFirst *first, uint32_t seed)
         }
     }
 }
+
+ErnicRigVerdict ernic_rig_lossy_filter(void *opaque, int from,
+                                       const uint8_t *f, size_t len)
+{
+    ErnicRigLossy *l = opaque;
+    unsigned x;
+
+    l->rng ^= l->rng << 13;
+    l->rng ^= l->rng >> 7;
+    l->rng ^= l->rng << 17;
+    x = l->rng % 1000;
+    if (x < l->permille / 2) {
+        l->dropped++;
+        return ERNIC_RIG_DROP;
+    }
+    if (x < l->permille) {
+        l->duplicated++;
+        return ERNIC_RIG_DUP;
+    }
+    return ERNIC_RIG_FWD;
+}

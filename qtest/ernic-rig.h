@@ -105,6 +105,18 @@ typedef enum ErnicRigVerdict {
 typedef ErnicRigVerdict (*ErnicRigFilter)(void *opaque, int from,
                                           const uint8_t *f, size_t len);
 
+/*
+ * A wire that drops or duplicates about one frame in @permille, from a
+ * seeded xorshift (filter opaque: an ErnicRigLossy).
+ */
+typedef struct ErnicRigLossy {
+    uint64_t rng;
+    unsigned permille;
+    unsigned dropped, duplicated;
+} ErnicRigLossy;
+ErnicRigVerdict ernic_rig_lossy_filter(void *opaque, int from,
+                                       const uint8_t *f, size_t len);
+
 static inline uint32_t ernic_rig_le32(const void *p)
 {
     return (uint32_t)ldl_le_p(p);
