@@ -66,35 +66,35 @@ static void ernic_srq_unmap(struct ernic_srq *srq)
 	free(srq);
 }
 
-struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
-				 struct ibv_srq_init_attr *attr)
+/* A new SRQ before the kernel has it; NULL with errno set. */
+static struct ernic_srq *ernic_srq_new(void)
 {
-	struct ernic_cmd_create_srq cmd = {};
-	struct ernic_cmd_create_srq_resp resp = {};
-	struct ernic_srq *srq;
-	int ret;
+	struct ernic_srq *srq = calloc(1, sizeof(*srq));
 
-	if (!to_ectx(pd->context)->direct) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	srq = calloc(1, sizeof(*srq));
 	if (!srq || pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
 		free(srq);
 		errno = ENOMEM;
 		return NULL;
 	}
-	cmd.flags = ERNIC_SRQ_DIRECT;
-	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd.ibv_cmd,
-				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	return srq;
+}
+
+/*
+ * @srq once the kernel answered the create command with @ret and @resp:
+ * its ring and doorbell page mapped; NULL with errno set, the SRQ gone.
+ */
+static struct ibv_srq *ernic_srq_made(struct ernic_srq *srq, int ret,
+				      int fd, uint32_t max_wr,
+				      const struct ernic_create_srq_resp *resp)
+{
 	if (ret) {
 		pthread_spin_destroy(&srq->lock);
 		free(srq);
 		errno = ret;
 		return NULL;
 	}
-	srq->max_wr = attr->attr.max_wr;
-	ret = ernic_srq_map(srq, pd->context->cmd_fd, &resp.drv_payload);
+	srq->max_wr = max_wr;
+	ret = ernic_srq_map(srq, fd, resp);
 	if (ret) {
 		ibv_cmd_destroy_srq(&srq->ibsrq);
 		ernic_srq_unmap(srq);
@@ -104,6 +104,27 @@ struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
 	return &srq->ibsrq;
 }
 
+struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct ernic_cmd_create_srq cmd = { .flags = ERNIC_SRQ_DIRECT };
+	struct ernic_cmd_create_srq_resp resp = {};
+	struct ernic_srq *srq;
+	int ret;
+
+	if (!to_ectx(pd->context)->direct) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	srq = ernic_srq_new();
+	if (!srq)
+		return NULL;
+	ret = ibv_cmd_create_srq(pd, &srq->ibsrq, attr, &cmd.ibv_cmd,
+				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	return ernic_srq_made(srq, ret, pd->context->cmd_fd, attr->attr.max_wr,
+			      &resp.drv_payload);
+}
+
 /*
  * An XRC SRQ (ERNIC-X XRC): a direct SRQ of an XRC domain, whose WQEs
  * the device writes back for its CQ to poll (ernic_srq_poll_xrc()).
@@ -111,8 +132,9 @@ struct ibv_srq *ernic_create_srq(struct ibv_pd *pd,
 static struct ibv_srq *ernic_create_xsrq(struct ibv_context *context,
 					 struct ibv_srq_init_attr_ex *attr)
 {
-	struct ernic_cmd_create_xsrq cmd = {};
+	struct ernic_cmd_create_xsrq cmd = { .flags = ERNIC_SRQ_DIRECT };
 	struct ernic_cmd_create_xsrq_resp resp = {};
+	struct ibv_srq *ibsrq;
 	struct ernic_srq *srq;
 	int ret;
 
@@ -120,34 +142,20 @@ static struct ibv_srq *ernic_create_xsrq(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	srq = calloc(1, sizeof(*srq));
-	if (!srq || pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE)) {
-		free(srq);
-		errno = ENOMEM;
+	srq = ernic_srq_new();
+	if (!srq)
 		return NULL;
-	}
-	cmd.flags = ERNIC_SRQ_DIRECT;
 	ret = ibv_cmd_create_srq_ex(context, &srq->vsrq, attr, &cmd.ibv_cmd,
 				    sizeof(cmd), &resp.ibv_resp, sizeof(resp));
-	if (ret) {
-		pthread_spin_destroy(&srq->lock);
-		free(srq);
-		errno = ret;
+	ibsrq = ernic_srq_made(srq, ret, context->cmd_fd, attr->attr.max_wr,
+			       &resp.drv_payload);
+	if (!ibsrq)
 		return NULL;
-	}
-	srq->max_wr = attr->attr.max_wr;
-	ret = ernic_srq_map(srq, context->cmd_fd, &resp.drv_payload);
-	if (ret) {
-		ibv_cmd_destroy_srq(&srq->ibsrq);
-		ernic_srq_unmap(srq);
-		errno = ret;
-		return NULL;
-	}
 	srq->xrc_cq = to_ecq(attr->cq);
 	pthread_spin_lock(&srq->xrc_cq->lock);
 	list_add_tail(&srq->xrc_cq->xrc_srqs, &srq->xrc_node);
 	pthread_spin_unlock(&srq->xrc_cq->lock);
-	return &srq->ibsrq;
+	return ibsrq;
 }
 
 struct ibv_srq *ernic_create_srq_ex(struct ibv_context *context,
