@@ -49,7 +49,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -784,41 +783,6 @@ static struct ibv_qp *xrc_qp(struct dev *d, struct ibv_xrcd *xrcd)
 	return qp;
 }
 
-/* RTR, RTS towards @dqpn with the attributes each type takes. */
-static int xrc_connect(struct dev *d, struct ibv_qp *qp, uint32_t dqpn)
-{
-	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = qp_min_rnr_timer,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = { .dgid = d->dgid, .sgid_index = d->gid_index,
-				 .hop_limit = 64 },
-			.port_num = 1,
-		},
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			   IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = qp_timeout;
-	a.retry_cnt = qp_retry_cnt;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_SQ_PSN |
-			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_MAX_QP_RD_ATOMIC));
-}
-
 /* A SEND of d->buf's first 64 bytes to XRC SRQ @srqn; its status. */
 static int xrc_send(struct dev *d, struct ibv_qp *ini, uint32_t srqn)
 {
@@ -860,8 +824,8 @@ static void check_xrc_foreign(struct dev *d, const struct victim_info *v)
 	tgt = xrc_qp(d, xrcd);
 	ini = xrc_qp(d, NULL);
 	if (!tgt || !ini || ibv_get_srq_num(srq, &srqn) ||
-	    xrc_connect(d, ini, tgt->qp_num) ||
-	    xrc_connect(d, tgt, ini->qp_num)) {
+	    qp_connect(d, ini, tgt->qp_num) ||
+	    qp_connect(d, tgt, ini->qp_num)) {
 		report(0, ctl, "no XRC QPs");
 		goto out;
 	}

@@ -127,10 +127,16 @@ static inline struct ibv_qp *qp_new(struct dev *d)
 	return qp_new_srq(d, NULL);
 }
 
-/* INIT -> RTR -> RTS towards @dqpn at d->dgid (loopback unless set). */
+/*
+ * INIT -> RTR -> RTS towards @dqpn at d->dgid (loopback unless set),
+ * with the attributes the QP's type takes (an XRC initiator no
+ * responder's, an XRC target no requester's retries: IBTA 11.2.5).
+ */
 static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 			     uint32_t dqpn)
 {
+	int ini = qp->qp_type == IBV_QPT_XRC_SEND;
+	int tgt = qp->qp_type == IBV_QPT_XRC_RECV;
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_RTR,
 		.path_mtu = IBV_MTU_1024,
@@ -148,7 +154,8 @@ static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+			  (ini ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC |
+			   IBV_QP_MIN_RNR_TIMER)))
 		return -1;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
@@ -157,8 +164,9 @@ static inline int qp_connect(struct dev *d, struct ibv_qp *qp,
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+			     IBV_QP_SQ_PSN |
+			     (tgt ? 0 : IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			      IBV_QP_MAX_QP_RD_ATOMIC));
 }
 
 /* A completion of @qp polled earlier, taken from the stash; or -1. */
