@@ -252,6 +252,10 @@ step_list() {
     # Four QPs receiving through one shared receive queue on each side
     # (ERNIC-X SRQ on ernic); the server checks every buffer (-c).
     echo "ibv_srq_pingpong 4096|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c|ibv_srq_pingpong -d @D -g @G -p @P -s 4096 -q 4 -n 20 -c @S"
+    # Memory windows across the pair, ernic or rxe on either side: the
+    # client READs and WRITEs through the server's type 2 window, then is
+    # refused once the server invalidated it (guest/ernic-mw-pair.c).
+    echo "ernic-mw-pair|ernic-mw-pair @D @G @P|ernic-mw-pair @D @G @P @S"
     # XRC: each side's initiator sends into the other's XRC SRQ through
     # its target QP (ERNIC-X XRC; both sides ernic, verbs_xrc=1).
     [ "$xrc" = 1 ] &&
@@ -390,6 +394,7 @@ qperf_results() {
 check() {
     case $1 in
     ibv_xsrq_pingpong*) grep -qx 'success' "$2" ;;
+    ernic-mw-pair*) grep -q '^mw-pair: ok' "$2" ;;
     ibv_*_pingpong*) grep -q 'bytes in .* seconds = ' "$2" ;;
     ucx*|uct*) grep -q 'Final:' "$2" ;;
     fi_pingpong*) grep -qE '^[0-9]+[kmg]? +100 += *100 ' "$2" ;;
@@ -406,6 +411,7 @@ check() {
 result() {
     case $1 in
     ibv_xsrq_pingpong*) grep -x 'success' "$2" | tail -n 1 ;;
+    ernic-mw-pair*) grep '^mw-pair: ok' "$2" ;;
     ibv_*_pingpong*) grep 'bytes in' "$2" | tail -n 1 ;;
     ucx*|uct*) grep 'Final:' "$2" | tr -s ' ' | tail -n 1 ;;
     fi_pingpong*) grep -E '^[0-9]+[kmg]? +100 ' "$2" |

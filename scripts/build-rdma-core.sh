@@ -152,7 +152,7 @@ if [ ! -f "$stamp" ] || [ -n "$(find "$bld" -newer "$stamp" \
 fi
 
 # --- 4. The project's guest programs, against this libibverbs ------------
-for t in ernic-uverbs-test ernic-fault-verbs ernic-fault-pair; do
+for t in ernic-uverbs-test ernic-fault-verbs ernic-fault-pair ernic-mw-pair; do
     if [ "$ERNIC_ROOT/guest/$t.c" -nt "$root/usr/bin/$t" ] ||
        [ "$ERNIC_ROOT/guest/ernic-verbs.h" -nt "$root/usr/bin/$t" ] ||
        [ "$ERNIC_ROOT/guest/ernic-fault.h" -nt "$root/usr/bin/$t" ]; then

@@ -162,7 +162,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..39"
+    echo "1..40"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -174,6 +174,8 @@ verbs_taps() {
     tap_or_skip "$xrc" "ibv_xsrq_pingpong: XRC initiators into each other's XRC SRQ, 4 KiB" \
         'ok client: ibv_xsrq_pingpong' \
         "XRC needs ernic on both sides (rxe has none)"
+    tap "memory windows: READ and WRITE through the server's type 2 window, refused once invalidated" \
+        'ok client: ernic-mw-pair'
     tap "ibv_ud_pingpong, 1 KiB UD datagrams, buffers checked" \
         'ok client: ibv_ud_pingpong'
     tap "ibv_uc_pingpong, 4 KiB UC SENDs, buffers checked" \
