@@ -106,6 +106,20 @@ static ErnicRigVerdict xrc_filter(void *opaque, int from, const uint8_t *f,
     return ERNIC_RIG_FWD;
 }
 
+/* Device 0's frames, whatever their class. */
+static ErnicRigVerdict capture_filter(void *opaque, int from,
+                                                const uint8_t *f, size_t len)
+{
+    XrcWire *x = opaque;
+
+    if (from == 0) {
+        memcpy(x->req, f, len);
+        x->req_len = len;
+        x->nreq++;
+    }
+    return ERNIC_RIG_FWD;
+}
+
 /* WQE @i of SRQ_N once written back: its metadata and the target QP. */
 static void assert_wb(ErnicRig *r, uint32_t i, uint32_t len, uint8_t opcode,
                       uint8_t flags, uint32_t data)
@@ -315,6 +329,35 @@ static void test_off(void)
     ernic_rig_stop(r);
 }
 
+/*
+ * A UC QP is never XRC, whatever EXTQPCONFi[10] says: its SEND is a UC
+ * SEND ONLY (0x24) with the payload right after the BTH, no XRCETH.
+ */
+static void test_not_uc(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    XrcWire x = { 0 };
+    ErnicRigWire w = { .filter = capture_filter, .opaque = &x };
+    g_autofree uint8_t *p = NULL;
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_UC | ERNIC_EXT_F_XRC);
+        ernic_rig_wr(r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                     ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_UC |
+                     ERNIC_EXTQPCONF_XRC_INI);
+    }
+    r->d[0].xrc_srqn = SRQ_N;
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 64, 4);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 64, 0, 0, 0, NULL);
+    ERNIC_RIG_PUMP(r, &w, x.nreq > 0);
+    g_assert_cmphex(x.req[F_BTH], ==, 0x24);
+    g_assert_cmpuint(x.req_len, ==, F_EXT + 64 + 4);
+    g_assert_cmpmem(x.req + F_EXT, 64, p, 64);
+    ernic_rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -323,5 +366,6 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/xrc/refused", test_refused);
     qtest_add_func("/ernic/xrc/flush", test_flush);
     qtest_add_func("/ernic/xrc/off", test_off);
+    qtest_add_func("/ernic/xrc/not-uc", test_not_uc);
     return g_test_run();
 }

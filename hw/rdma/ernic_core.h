@@ -481,10 +481,12 @@ static inline uint32_t ernic_qp_reg(ErnicCore *c, uint32_t qpn, hwaddr off)
 static inline uint32_t ernic_qp_pd(ErnicCore *c, uint32_t qpn)
 {
     const ErnicQP *qp = &c->qp[qpn];
+    uint32_t conf = qp->ext_regs[ERNIC_W(ERNIC_EXTQPCONF)];
 
     if (c->mrt &&
         (c->ext_regs[ERNIC_EXT_W(ERNIC_EXTCTRL)] & ERNIC_EXT_F_XRC) &&
-        (qp->ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] & ERNIC_EXTQPCONF_XRC_TGT)) {
+        (conf & (ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_UD |
+                 ERNIC_EXTQPCONF_UC)) == ERNIC_EXTQPCONF_XRC_TGT) {
         return qp->xrc_pd;
     }
     return ernic_qp_reg(c, qpn, ERNIC_PD) & 0xffffff;

@@ -132,12 +132,17 @@ void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p)
     p->opclass = ernic_qp_xrc(c, qpn) ? IB_OPC_XRC : 0;
 }
 
-/* An ERNIC-X XRC QP, initiator or target (docs/extension.md, "XRC")? */
+/*
+ * An ERNIC-X XRC QP, initiator or target (docs/extension.md, "XRC")? A
+ * UD or UC QP never is, whatever else EXTQPCONFi says.
+ */
 bool ernic_qp_xrc(ErnicCore *c, uint32_t qpn)
 {
+    uint32_t conf = c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)];
+
     return qpn != ERNIC_QP_GSI && ernic_ext_on(c, ERNIC_EXT_F_XRC) &&
-           (c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
-            (ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI));
+           (conf & (ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI)) &&
+           !(conf & (ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC));
 }
 
 
