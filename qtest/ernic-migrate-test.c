@@ -601,6 +601,75 @@ static void test_atomic(void)
     ernic_rig_stop(r);
 }
 
+static ErnicRigVerdict drop_requests(void *opaque, int from,
+                                     const uint8_t *f, size_t len)
+{
+    unsigned *n = opaque;
+
+    if (from == 0) {
+        (*n)++;
+        return ERNIC_RIG_DROP;
+    }
+    return ERNIC_RIG_FWD;
+}
+
+#define XRC_SRQ         5
+#define XRC_RING        (DEV_BASE(1) + MR_OFF + 0x100000)
+#define XRC_BUF         (DEV_BASE(1) + MR_OFF + 0x110000)
+
+/*
+ * An XRC initiator's SEND, naming XRC SRQ 5 of device 1, lost on the
+ * wire when the machine moves: after the move it is sent again with the
+ * same XRCETH and lands in the SRQ's WQE, written back (the
+ * "ernic/osq/xrc" subsection keeps the SRQ; without it the request
+ * named SRQ 0, no XRC SRQ, and the target QP went FATAL).
+ */
+static void test_xrc(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    unsigned dropped = 0;
+    ErnicRigWire w = { .filter = drop_requests, .opaque = &dropped };
+    uint8_t wqe[ERNIC_RWQE_SIZE] = { 0 };
+    g_autofree uint8_t *p = NULL;
+    uint32_t srq = ERNIC_EXT_SRQ_OFFSET(XRC_SRQ);
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_RXMETA |
+                     ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ | ERNIC_EXT_F_XRC);
+    }
+    ernic_rig_wr(r, 0, ERNIC_EXT_QP_OFFSET(QPN_A) + ERNIC_EXTQPCONF,
+                 ERNIC_EXTQPCONF_XRC_INI);
+    ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(QPN_B) + ERNIC_EXTQPCONF,
+                 ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
+                 ERNIC_EXTQPCONF_XRC_TGT);
+    ernic_rig_wr(r, 1, ERNIC_EXT_QP_OFFSET(QPN_B) + ERNIC_XRCD, 9);
+    stq_le_p(&wqe[ERNIC_SGE_ADDR], XRC_BUF);
+    stl_le_p(&wqe[ERNIC_SGE_LEN], 0x1000);
+    qtest_memwrite(r->qts, XRC_RING, wqe, sizeof(wqe));
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQBA, (uint32_t)XRC_RING);
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQBAMSB, XRC_RING >> 32);
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQDEPTH, 4);
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQPD, PD_NUM);
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQPI, 1);
+    ernic_rig_wr(r, 1, srq + ERNIC_SRQCONF, ERNIC_SRQCONF_EN |
+                 ERNIC_SRQCONF_XRC | 9 << 8);
+    r->d[0].xrc_srqn = XRC_SRQ;
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, 200, 6);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, 200, 0, 0, 0, NULL);
+    r->d[0].xrc_srqn = 0;
+    ERNIC_RIG_PUMP(r, &w, dropped > 0);
+
+    rig_migrate(r);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 1));
+    ernic_rig_assert_mem(r, XRC_BUF, p, 200);
+    g_assert_cmphex(qtest_readl(r->qts, XRC_RING + ERNIC_XRC_WB_QPN), ==,
+                    QPN_B | ERNIC_XRC_WB_DONE);
+    ernic_rig_stop(r);
+}
+
 /*
  * A type 2 window of device 1 bound when the machine moves: after the
  * move a WRITE through it lands, and when its region is freed the window
@@ -957,6 +1026,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/read-replay", test_read_replay);
     qtest_add_func("/ernic/migrate/atomic", test_atomic);
     qtest_add_func("/ernic/migrate/window", test_window);
+    qtest_add_func("/ernic/migrate/xrc", test_xrc);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
     qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);
