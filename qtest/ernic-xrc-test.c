@@ -142,7 +142,7 @@ static void assert_wb(ErnicRig *r, uint32_t i, uint32_t len, uint8_t opcode,
  * of three packets (0xA0, 0xA1, 0xA3), each request with the XRCETH
  * naming SRQ_N, answered with XRC ACKs (0xB1); the data in the SRQ's
  * WQEs 0 and 1, each written back with its length, RC opcode, flags and
- * the target QP.
+ * the target QP; then a WRITE with Immediate, which takes WQE 2.
  */
 static void test_send(void)
 {
@@ -177,7 +177,18 @@ static void test_send(void)
     ernic_rig_assert_mem(r, SRQ_BUF(1), p1, 2500);
     assert_wb(r, 1, 2500, 0x03, ERNIC_RXMETA_F_SRQ | ERNIC_RXMETA_F_IMM,
               IMM);
-    g_assert_cmpuint(ernic_rig_rd(r, 1, SRQ_REG(SRQ_N, ERNIC_SRQCI)), ==, 2);
+
+    /* A WRITE with Immediate (0xAB) takes WQE 2 unread, its data not. */
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 3, ERNIC_OP_WRITE_IMM,
+                   DEV_BASE(0) + SRC_OFF, 100, MR_VA + 0x80, RKEY, IMM + 1,
+                   NULL);
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(x.req[F_BTH], ==, OPC_XRC | 0x0b);
+    g_assert_cmphex(ernic_rig_be32(x.req + F_EXT), ==, SRQ_N);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + 0x80, p1, 100);
+    assert_wb(r, 2, 100, 0x0b, ERNIC_RXMETA_F_SRQ | ERNIC_RXMETA_F_IMM,
+              IMM + 1);
+    g_assert_cmpuint(ernic_rig_rd(r, 1, SRQ_REG(SRQ_N, ERNIC_SRQCI)), ==, 3);
     ernic_rig_stop(r);
 }
 
