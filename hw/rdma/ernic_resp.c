@@ -708,6 +708,22 @@ static bool ernic_resp_take_resource(ErnicCore *c, uint32_t qpn,
 }
 
 /*
+ * Remember a request that took a resource, for its duplicates: the last
+ * ERNIC_READ_RES READs, atomics (with the value found), FLUSHes and
+ * ATOMIC WRITEs.
+ */
+static void ernic_resp_remember(ErnicQP *qp, uint32_t psn, uint32_t npkts,
+                                bool atomic, uint64_t orig)
+{
+    ErnicReadHist *h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
+
+    h->psn = psn;
+    h->npkts = npkts;
+    h->atomic = atomic;
+    h->orig = orig;
+}
+
+/*
  * A READ request: checked, queued for responses (its MSN is set once it
  * has taken one, ernic_resp_done()) and remembered for duplicates.
  */
@@ -715,7 +731,6 @@ static ErnicRespState ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
                                            const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    ErnicReadHist *h;
     ErnicMrAccess mr = { 0 };
     uint16_t code;
 
@@ -730,10 +745,9 @@ static ErnicRespState ernic_resp_exec_read(ErnicCore *c, uint32_t qpn,
         return ERNIC_RESP_EXIT;
     }
     ernic_resp_queue_read(c, qpn, pkt->psn, pkt->dmalen, &mr, false);
-    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
-    h->atomic = false;
-    h->psn = pkt->psn;
-    h->npkts = qp->rd[(qp->rd_head + qp->rd_count - 1) % ERNIC_READ_RES].npkts;
+    ernic_resp_remember(qp, pkt->psn,
+                        qp->rd[(qp->rd_head + qp->rd_count - 1) %
+                               ERNIC_READ_RES].npkts, false, 0);
     return ERNIC_RESP_COMPLETE;
 }
 
@@ -745,7 +759,6 @@ static ErnicRespState ernic_resp_exec_atomic(ErnicCore *c, uint32_t qpn,
                                              const ErnicPkt *pkt)
 {
     ErnicQP *qp = &c->qp[qpn];
-    ErnicReadHist *h;
     uint64_t orig = 0;
     uint8_t nak;
     uint16_t code;
@@ -759,11 +772,7 @@ static ErnicRespState ernic_resp_exec_atomic(ErnicCore *c, uint32_t qpn,
         return ERNIC_RESP_EXIT;
     }
     ernic_resp_queue_atomic(c, qpn, pkt->psn, orig, false);
-    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
-    h->psn = pkt->psn;
-    h->npkts = 1;
-    h->atomic = true;
-    h->orig = orig;
+    ernic_resp_remember(qp, pkt->psn, 1, true, orig);
     return ERNIC_RESP_COMPLETE;
 }
 
@@ -778,7 +787,6 @@ static ErnicRespState ernic_resp_exec_place(ErnicCore *c, uint32_t qpn,
 {
     ErnicQP *qp = &c->qp[qpn];
     ErnicMrAccess none = { 0 };
-    ErnicReadHist *h;
     uint8_t nak;
     uint16_t code;
 
@@ -791,10 +799,7 @@ static ErnicRespState ernic_resp_exec_place(ErnicCore *c, uint32_t qpn,
         return ERNIC_RESP_EXIT;
     }
     ernic_resp_queue_read(c, qpn, pkt->psn, 0, &none, false);
-    h = &qp->rd_hist[qp->rd_hist_next++ % ERNIC_READ_RES];
-    h->psn = pkt->psn;
-    h->npkts = 1;
-    h->atomic = false;
+    ernic_resp_remember(qp, pkt->psn, 1, false, 0);
     return ERNIC_RESP_COMPLETE;
 }
 
