@@ -30,9 +30,9 @@
 #define OPC_ACK         0x11
 #define IMM             0x5566aa77u
 
-/* SRQ @n of device 1: XRC of @xrcd when @xrc, PD_NUM, WQEs 0..@post-1. */
-static void srq_setup(ErnicRig *r, uint32_t n, bool xrc, uint32_t xrcd,
-                      uint32_t post)
+/* SRQ @n of device 1: XRC of @xrcd when @xrc, PD @pd, WQEs 0..@post-1. */
+static void srq_setup_pd(ErnicRig *r, uint32_t n, bool xrc, uint32_t xrcd,
+                         uint32_t post, uint32_t pd)
 {
     for (uint32_t i = 0; i < post; i++) {
         uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
@@ -45,10 +45,16 @@ static void srq_setup(ErnicRig *r, uint32_t n, bool xrc, uint32_t xrcd,
     ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQBA), (uint32_t)SRQ_RING(n));
     ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQBAMSB), SRQ_RING(n) >> 32);
     ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQDEPTH), SRQ_DEPTH);
-    ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQPD), PD_NUM);
+    ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQPD), pd);
     ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQPI), post);
     ernic_rig_wr(r, 1, SRQ_REG(n, ERNIC_SRQCONF), ERNIC_SRQCONF_EN |
                  (xrc ? ERNIC_SRQCONF_XRC | xrcd << 8 : 0));
+}
+
+static void srq_setup(ErnicRig *r, uint32_t n, bool xrc, uint32_t xrcd,
+                      uint32_t post)
+{
+    srq_setup_pd(r, n, xrc, xrcd, post, PD_NUM);
 }
 
 /*
@@ -294,6 +300,54 @@ static void test_refused(void)
     }
 }
 
+/* A READ of 64 bytes at MR_VA to QP B at @psn naming SRQ @n; the answer. */
+static uint8_t read_req(ErnicRig *r, uint32_t psn, uint32_t n, uint8_t *ans)
+{
+    uint8_t f[FRAME_MAX], ext[20];
+
+    stl_be_p(ext, n);
+    ernic_rig_reth(ext + 4, MR_VA, RKEY, 64);
+    ernic_rig_exchange(r, f, ernic_rig_inject(r, f, OPC_XRC | 0x0c, QPN_B,
+                                              psn, ext, 20, 0), ans);
+    return ans[F_BTH];
+}
+
+/*
+ * A duplicate request to a target has its keys checked against the PD
+ * of the SRQ it names, not of the last request's: a READ through SRQ_N
+ * (PD_NUM, RKEY's), a SEND through SRQ 4 of the same domain and another
+ * PD, then the READ again is answered again. A duplicate naming an SRQ
+ * of another domain is dropped, and the QP stays usable.
+ */
+static void test_duplicate(void)
+{
+    ErnicRig *r = xrc_pair(FEAT);
+    uint8_t ans[FRAME_MAX], f[FRAME_MAX], ext[4], reth[20];
+    size_t len;
+
+    srq_setup_pd(r, 4, true, XRCD, 4, PD_NUM + 2);
+    g_assert_cmphex(read_req(r, PSN_A, SRQ_N, ans), ==, OPC_XRC | 0x10);
+    stl_be_p(ext, 4);
+    len = ernic_rig_inject(r, f, OPC_XRC | OPC_SEND_ONLY, QPN_B, PSN_A + 1,
+                           ext, 4, 64);
+    ernic_rig_exchange(r, f, len, ans);
+    g_assert_cmphex(ans[F_EXT], ==, 0x1f);
+    g_assert_cmphex(read_req(r, PSN_A, SRQ_N, ans), ==, OPC_XRC | 0x10);
+    g_assert_cmphex(ernic_rig_be32(ans + F_BTH + 8) & 0xffffff, ==, PSN_A);
+
+    stl_be_p(reth, SRQ_OTHER);
+    ernic_rig_reth(reth + 4, MR_VA, RKEY, 64);
+    len = ernic_rig_inject(r, f, OPC_XRC | 0x0c, QPN_B, PSN_A, reth, 20, 0);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    for (int k = 0; k < 20; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, ans, &len));
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                    ERNIC_STATQP_FATAL, ==, 0);
+    ernic_rig_stop(r);
+}
+
 /*
  * A target that fails holding a WQE (a SEND FIRST, then a SEND ONLY out
  * of sequence: FATAL 0x01) gives it back written back with status 3
@@ -375,6 +429,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/xrc/send", test_send);
     qtest_add_func("/ernic/xrc/rdma", test_rdma);
     qtest_add_func("/ernic/xrc/refused", test_refused);
+    qtest_add_func("/ernic/xrc/duplicate", test_duplicate);
     qtest_add_func("/ernic/xrc/flush", test_flush);
     qtest_add_func("/ernic/xrc/off", test_off);
     qtest_add_func("/ernic/xrc/not-uc", test_not_uc);

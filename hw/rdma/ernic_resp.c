@@ -406,6 +406,14 @@ static void ernic_resp_duplicate(ErnicCore *c, uint32_t qpn,
 
     ernic_gcsr_count16(c, ERNIC_ININVDUPCNT, true);
     trace_ernic_rx_duplicate(qpn, pkt->opcode, pkt->psn);
+    if (!ernic_xrc_bind(c, qpn, pkt)) {
+        /*
+         * An XRC target's duplicate naming no SRQ of its domain is
+         * dropped, as one that cannot be answered is; its keys would be
+         * checked against another request's PD.
+         */
+        return;
+    }
     if (pkt->flags & (ERNIC_OPF_ATOMICETH | ERNIC_OPF_PLACE)) {
         ernic_resp_dup_once(c, qpn, pkt);
         return;
