@@ -16,7 +16,10 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <zlib.h>
 #include "ernic-rig.h"
+/* The device's own CRC-32, measured as the engine runs it. */
+#include "../../hw/rdma/ernic_crc32.c"
 
 #define BATCH       15          /* WQEs per doorbell (< ERNIC_OSQ_DEPTH) */
 
@@ -188,9 +191,295 @@ static void bench(void)
     ernic_rig_stop(r);
 }
 
+/* ---- The engine alone: no relay (issue 34, docs/engine.md) ---------- */
+
+#define BIG(i)          (0x10000000ULL + (uint64_t)(i) * 0x1000000ULL)
+#define BIG_LEN         (8u << 20)
+#define BIG_INDEX       6
+#define BIG_KEY         0x66
+#define BIG_RKEY        ((BIG_INDEX << 8) | BIG_KEY)
+#define FRAME_HDRS      (14 + 20 + 8 + 12 + 16 + 4)  /* IPv4 RC WRITE */
+
+/* CPU seconds (user + system) of QEMU process @pid so far. */
+static double cpu_s(pid_t pid)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
+    g_autofree char *txt = NULL;
+    unsigned long ut = 0, st = 0;
+    char *p;
+
+    if (!g_file_get_contents(path, &txt, NULL, NULL)) {
+        return 0;
+    }
+    p = strrchr(txt, ')');
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                     "%lu %lu", &ut, &st) != 2) {
+        return 0;
+    }
+    return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+}
+
+static double qemu_cpu_s(ErnicRig *r)
+{
+    double t = cpu_s(qtest_pid(r->d[0].e.qts));
+
+    return r->two_procs ? t + cpu_s(qtest_pid(r->d[1].e.qts)) : t;
+}
+
+/* Write @n WQEs of QP A at once, ring once; through BIG's region. */
+static int post_big(ErnicRig *r, uint8_t op, uint32_t len, int n)
+{
+    uint8_t wqes[BATCH * ERNIC_WQE_SIZE] = { 0 };
+    ErnicRigDev *d = &r->d[0];
+    uint32_t first = d->sqpi % SQ_DEPTH;
+
+    n = MIN(n, SQ_DEPTH - first);
+    for (int k = 0; k < n; k++) {
+        uint8_t *w = wqes + k * ERNIC_WQE_SIZE;
+
+        stw_le_p(w + ERNIC_WQE_WRID, d->sqpi + k);
+        stq_le_p(w + ERNIC_WQE_LADDR, BIG(0));
+        stl_le_p(w + ERNIC_WQE_LENGTH, len);
+        w[ERNIC_WQE_OPCODE] = op;
+        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
+        stl_le_p(w + ERNIC_WQE_RTAG, BIG_RKEY);
+    }
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + first * ERNIC_WQE_SIZE,
+                   wqes, n * ERNIC_WQE_SIZE);
+    d->sqpi += n;
+    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+    return n;
+}
+
+/* Wait for the posted WQEs, stepping virtual time when nothing moves. */
+static void wait_done(ErnicRig *r, uint8_t op)
+{
+    ErnicRigWire w = { .step_ns = 20000 };
+
+    while (!ernic_rig_all_done(r, 0, QPN_A)) {
+        ernic_rig_pump_once(r, &w);
+    }
+    if (op == ERNIC_OP_SEND) {
+        ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI,
+                      ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB));
+    }
+}
+
+static void engine_op(ErnicRig *r, const char *topo, const char *name,
+                      uint8_t op, uint32_t len, uint64_t bytes)
+{
+    uint64_t msgs = MAX(bytes / len, 2 * BATCH), frames, done;
+    double t0, t, c0, c;
+
+    frames = msgs * MAX(DIV_ROUND_UP(len, 4096), 1u);
+    c0 = qemu_cpu_s(r);
+    t0 = now();
+    for (done = 0; done < msgs;) {
+        done += post_big(r, op, len, MIN(BATCH, msgs - done));
+        wait_done(r, op);
+    }
+    t = now() - t0;
+    c = qemu_cpu_s(r) - c0;
+    printf("%-5s %-6s %8u %9.3f %10.0f %9.2f\n", topo, name, len,
+           msgs * (double)len * 8 / t / 1e9, msgs / t, c / frames * 1e6);
+    fflush(stdout);
+}
+
+/* The engine's bounds on this host: memcpy, CRC-32 and a frame pump. */
+static double gbps(uint64_t bytes, double t)
+{
+    return bytes * 8.0 / t / 1e9;
+}
+
+/* memcpy of 8 MiB messages through buffers larger than the caches. */
+static void bound_memcpy(void)
+{
+    size_t n = 16 * (size_t)BIG_LEN;
+    g_autofree uint8_t *a = g_malloc(n), *b = g_malloc(n);
+    double t0;
+
+    memset(a, 1, n);
+    memset(b, 2, n);
+    t0 = now();
+    for (int k = 0; k < 8; k++) {
+        for (size_t o = 0; o < n; o += BIG_LEN) {
+            memcpy(k & 1 ? a + o : b + o, k & 1 ? b + o : a + o, BIG_LEN);
+        }
+    }
+    printf("bound memcpy of 8 MiB messages (128 MiB buffers): %.1f Gb/s\n",
+           gbps(8ULL * n, now() - t0));
+}
+
+/* CRC-32 of 4 KiB frames: the device's (ICRC), and zlib's. */
+static void bound_crc(void)
+{
+    g_autofree uint8_t *a = g_malloc(BIG_LEN);
+    uint32_t crc = 0;
+    double t0;
+
+    memset(a, 3, BIG_LEN);
+    for (int z = 0; z < 2; z++) {
+        t0 = now();
+        for (int k = 0; k < 16; k++) {
+            for (uint32_t o = 0; o < BIG_LEN; o += 4096) {
+                crc = z ? crc32(crc, a + o, 4096) :
+                      ernic_crc32(crc, a + o, 4096);
+            }
+        }
+        printf("bound %s of 4 KiB frames: %.1f Gb/s (crc %x)\n",
+               z ? "zlib crc32" : "ernic_crc32", gbps(16ULL * BIG_LEN,
+                                                      now() - t0), crc);
+    }
+}
+
+typedef struct Pump {
+    int fd;
+    uint32_t flen, batches;
+} Pump;
+
+/* The writer: batches of 32 frames, each with its 4-byte length. */
+static gpointer pump_writer(gpointer opaque)
+{
+    Pump *p = opaque;
+    size_t one = 4 + p->flen;
+    g_autofree uint8_t *buf = g_malloc0(32 * one);
+
+    for (uint32_t k = 0; k < 32; k++) {
+        stl_be_p(buf + k * one, p->flen);
+    }
+    for (uint32_t b = 0; b < p->batches; b++) {
+        size_t off = 0;
+
+        while (off < 32 * one) {
+            ssize_t n = write(p->fd, buf + off, 32 * one - off);
+
+            g_assert_cmpint(n, >, 0);
+            off += n;
+        }
+    }
+    return NULL;
+}
+
+/* A raw frame pump over an AF_UNIX stream, the framing of -netdev stream. */
+static void bound_pump(void)
+{
+    int sv[2];
+    Pump p = { .flen = 4096 + FRAME_HDRS, .batches = 8192 };
+    size_t total = (size_t)p.batches * 32 * (4 + p.flen), got = 0;
+    g_autofree uint8_t *buf = g_malloc(1 << 20);
+    GThread *th;
+    double t0;
+
+    g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), ==, 0);
+    p.fd = sv[0];
+    t0 = now();
+    th = g_thread_new("pump", pump_writer, &p);
+    while (got < total) {
+        ssize_t n = read(sv[1], buf, MIN(total - got, 1 << 20));
+
+        g_assert_cmpint(n, >, 0);
+        got += n;
+    }
+    g_thread_join(th);
+    printf("bound AF_UNIX stream pump of %u-byte frames, 32 per write: "
+           "%.1f Gb/s of 4 KiB payload\n", p.flen,
+           gbps((uint64_t)p.batches * 32 * 4096, now() - t0));
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* QP A and QP B with PMTU 4096, 1 MiB RQ buffers, BIG's regions. */
+static void engine_setup(ErnicRig *r)
+{
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+
+    cfg.pmtu = ERNIC_PMTU_4096;
+    cfg.rqbuf = 1024 * 1024;
+    cfg.rq_depth = 16;
+    cfg.timeout = 16;
+    ernic_rig_connect_pair(r, &cfg);
+    for (int i = 0; i < NDEV; i++) {
+        qernic_mr(&r->d[i].e, BIG_INDEX, PD_NUM, MR_VA, BIG(i), BIG_LEN,
+                  BIG_KEY);
+    }
+}
+
+static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
+{
+    static const uint32_t lens[] = {
+        64, 4096, 65536, 1048576, 8388608,
+    };
+
+    engine_setup(r);
+    for (size_t s = 0; s < ARRAY_SIZE(lens); s++) {
+        uint64_t b = MAX(bytes, 4ULL * lens[s]);
+
+        engine_op(r, topo, "WRITE", ERNIC_OP_WRITE, lens[s], b);
+        engine_op(r, topo, "READ", ERNIC_OP_READ, lens[s], b);
+        if (lens[s] <= 1048576) {
+            engine_op(r, topo, "SEND", ERNIC_OP_SEND, lens[s], b);
+        }
+    }
+    ernic_rig_stop(r);
+}
+
+/*
+ * Two devices with nothing of the bench's between them: two QEMU
+ * processes on -netdev stream over AF_UNIX, then one QEMU with both on a
+ * hub. The bench only posts WQEs and reads CQHEAD through qtest.
+ */
+static void engine(void)
+{
+    const char *env = getenv("ERNIC_BENCH_MB");
+    uint64_t bytes = (uint64_t)(env ? atoi(env) : 64) << 20;
+    g_autofree char *path = g_strdup_printf("%s/ernic-bench-%d.sock",
+                                            g_get_tmp_dir(), (int)getpid());
+    g_autofree char *nd0 = g_strdup_printf(
+        "stream,server=on,addr.type=unix,addr.path=%s", path);
+    g_autofree char *nd1 = g_strdup_printf(
+        "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
+        path);
+    ErnicRig *r;
+
+    printf("# ernic-bench engine: no relay, PMTU 4096, 1 QP, %" PRIu64
+           " MiB per point; cpu_us: QEMU CPU per 4 KiB data frame\n",
+           bytes >> 20);
+    bound_memcpy();
+    bound_crc();
+    bound_pump();
+    printf("%-5s %-6s %8s %9s %10s %9s\n", "topo", "op", "bytes", "Gb/s",
+           "msg/s", "cpu_us");
+    unlink(path);
+    r = ernic_rig_start_procs(nd0, nd1);
+    g_usleep(200000);           /* the client's connection */
+    engine_topology(r, "unix", bytes);
+    unlink(path);
+    r = g_new0(ErnicRig, 1);
+    r->qts = qtest_init(RIG_MACHINE " "
+                        "-netdev hubport,id=h0,hubid=0 "
+                        "-netdev hubport,id=h1,hubid=0 "
+                        "-device ernic,addr=04.0,netdev=h0,"
+                        "mac=52:54:00:e3:32:00 "
+                        "-device ernic,addr=05.0,netdev=h1,"
+                        "mac=52:54:00:e3:32:01");
+    {
+        QPCIBus *bus = qpci_new_pc(r->qts, NULL);
+
+        for (int i = 0; i < NDEV; i++) {
+            ernic_rig_attach(r, i, r->qts, bus);
+            r->d[i].fd = -1;
+        }
+    }
+    engine_topology(r, "hub", bytes);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/ernic/bench", bench);
+    if (getenv("ERNIC_BENCH_ENGINE")) {
+        qtest_add_func("/ernic/bench/engine", engine);
+    } else {
+        qtest_add_func("/ernic/bench", bench);
+    }
     return g_test_run();
 }
