@@ -423,6 +423,141 @@ static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
     ernic_rig_stop(r);
 }
 
+/* ---- Many QPs at once --------------------------------------------- */
+
+#define MQ_MAX          255             /* QPs 2..256: all of num-qp=256 */
+#define MQ_QPN(k)       (2 + (k))
+#define MQ_BASE(k)      (0x12000000ULL + (uint64_t)(k) * 0x4000)
+#define MQ_BATCH        4
+#define MQ_OPTS         "-m 1024 -global ernic.num-qp=256"
+
+/* QP MQ_QPN(@k) of device @i, to the same QP of the other, compact. */
+static void mq_setup_qp(ErnicRig *r, int i, uint32_t k)
+{
+    uint64_t base = MQ_BASE(k);
+    QErnicPeer to = { .qpn = MQ_QPN(k), .ip = r->d[1 - i].e.ip,
+                      .sq_psn = PSN_A, .rq_psn = PSN_A };
+    QErnicQpCfg qc = {
+        .sq = base, .cq = base + 0x1000, .cqdb = base + 0x1800,
+        .rqdb = base + 0x1810, .rq = base + 0x2000,
+        .sq_depth = SQ_DEPTH, .rq_depth = 2, .rqbuf = 4096,
+        .pmtu = ERNIC_PMTU_4096, .timeout = 16, .retry = 7,
+        .rnr_retry = 7, .rnr_timer = 1,
+        .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
+    };
+
+    memcpy(to.mac, r->d[1 - i].e.mac, 6);
+    qernic_qp_setup(&r->d[i].e, MQ_QPN(k), PD_NUM, &to, &qc);
+}
+
+/* @n WRITEs of @len on QP MQ_QPN(@k) of device 0, one doorbell. */
+static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint32_t len,
+                    int n)
+{
+    uint8_t wqes[MQ_BATCH * ERNIC_WQE_SIZE] = { 0 };
+    uint32_t first = *sqpi % SQ_DEPTH;
+
+    n = MIN(n, SQ_DEPTH - first);
+    for (int j = 0; j < n; j++) {
+        uint8_t *w = wqes + j * ERNIC_WQE_SIZE;
+
+        stw_le_p(w + ERNIC_WQE_WRID, *sqpi + j);
+        stq_le_p(w + ERNIC_WQE_LADDR, BIG(0));
+        stl_le_p(w + ERNIC_WQE_LENGTH, len);
+        w[ERNIC_WQE_OPCODE] = ERNIC_OP_WRITE;
+        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
+        stl_le_p(w + ERNIC_WQE_RTAG, BIG_RKEY);
+    }
+    qtest_memwrite(r->qts, MQ_BASE(k) + first * ERNIC_WQE_SIZE, wqes,
+                   n * ERNIC_WQE_SIZE);
+    *sqpi += n;
+    ernic_rig_qwr(r, 0, MQ_QPN(k), ERNIC_SQPI, *sqpi % SQ_DEPTH);
+}
+
+static bool mq_done(ErnicRig *r, uint32_t nqp, const uint32_t *sqpi)
+{
+    for (uint32_t k = 0; k < nqp; k++) {
+        if (ernic_rig_qrd(r, 0, MQ_QPN(k), ERNIC_CQHEAD) !=
+            sqpi[k] % SQ_DEPTH) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* WRITEs of @len spread over @nqp QPs, MQ_BATCH each per round. */
+static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint32_t len,
+                   uint64_t bytes)
+{
+    uint32_t sqpi[MQ_MAX] = { 0 };
+    uint64_t msgs = MAX(bytes / len, (uint64_t)nqp * MQ_BATCH), done = 0;
+    ErnicRigWire w = { .step_ns = 20000 };
+    double t0, t, c0, c;
+
+    for (uint32_t k = 0; k < nqp; k++) {
+        sqpi[k] = ernic_rig_qrd(r, 0, MQ_QPN(k), ERNIC_SQPI);
+    }
+    c0 = qemu_cpu_s(r);
+    t0 = now();
+    while (done < msgs) {
+        for (uint32_t k = 0; k < nqp && done < msgs; k++) {
+            mq_post(r, k, &sqpi[k], len, MQ_BATCH);
+            done += MQ_BATCH;
+        }
+        while (!mq_done(r, nqp, sqpi)) {
+            ernic_rig_pump_once(r, &w);
+        }
+    }
+    t = now() - t0;
+    c = qemu_cpu_s(r) - c0;
+    printf("%-5s %4u QPs WRITE %8u %9.3f %10.0f %9.2f\n", topo, nqp, len,
+           done * (double)len * 8 / t / 1e9, done / t,
+           c / (done * DIV_ROUND_UP(len, 4096)) * 1e6);
+    fflush(stdout);
+}
+
+static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
+{
+    static const uint32_t nqps[] = { 1, 8, 64, MQ_MAX };
+
+    ernic_rig_setup_global(r, 0, 0);
+    ernic_rig_setup_global(r, 1, 0);
+    for (uint32_t k = 0; k < MQ_MAX; k++) {
+        mq_setup_qp(r, 0, k);
+        mq_setup_qp(r, 1, k);
+    }
+    for (int i = 0; i < NDEV; i++) {
+        qernic_mr(&r->d[i].e, BIG_INDEX, PD_NUM, MR_VA, BIG(i), BIG_LEN,
+                  BIG_KEY);
+    }
+    for (size_t n = 0; n < ARRAY_SIZE(nqps); n++) {
+        mq_run(r, topo, nqps[n], 65536, bytes);
+        mq_run(r, topo, nqps[n], 1048576, bytes);
+    }
+    ernic_rig_stop(r);
+}
+
+/* Two devices on one hub in one QEMU with @extra. */
+static ErnicRig *start_hub(const char *extra)
+{
+    ErnicRig *r = g_new0(ErnicRig, 1);
+    QPCIBus *bus;
+
+    r->qts = qtest_initf(RIG_MACHINE " "
+                         "-netdev hubport,id=h0,hubid=0 "
+                         "-netdev hubport,id=h1,hubid=0 "
+                         "-device ernic,addr=04.0,netdev=h0,"
+                         "mac=52:54:00:e3:32:00 "
+                         "-device ernic,addr=05.0,netdev=h1,"
+                         "mac=52:54:00:e3:32:01 %s", extra);
+    bus = qpci_new_pc(r->qts, NULL);
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_attach(r, i, r->qts, bus);
+        r->d[i].fd = -1;
+    }
+    return r;
+}
+
 /*
  * Two devices with nothing of the bench's between them: two QEMU
  * processes on -netdev stream over AF_UNIX, then one QEMU with both on a
@@ -454,23 +589,15 @@ static void engine(void)
     g_usleep(200000);           /* the client's connection */
     engine_topology(r, "unix", bytes);
     unlink(path);
-    r = g_new0(ErnicRig, 1);
-    r->qts = qtest_init(RIG_MACHINE " "
-                        "-netdev hubport,id=h0,hubid=0 "
-                        "-netdev hubport,id=h1,hubid=0 "
-                        "-device ernic,addr=04.0,netdev=h0,"
-                        "mac=52:54:00:e3:32:00 "
-                        "-device ernic,addr=05.0,netdev=h1,"
-                        "mac=52:54:00:e3:32:01");
-    {
-        QPCIBus *bus = qpci_new_pc(r->qts, NULL);
+    engine_topology(start_hub(""), "hub", bytes);
 
-        for (int i = 0; i < NDEV; i++) {
-            ernic_rig_attach(r, i, r->qts, bus);
-            r->d[i].fd = -1;
-        }
-    }
-    engine_topology(r, "hub", bytes);
+    printf("# many QPs at once: WRITEs round-robin, %d per QP per round\n",
+           MQ_BATCH);
+    r = ernic_rig_start_procs_extra(nd0, nd1, MQ_OPTS);
+    g_usleep(200000);
+    mq_topology(r, "unix", bytes);
+    unlink(path);
+    mq_topology(start_hub(MQ_OPTS), "hub", bytes);
 }
 
 int main(int argc, char **argv)

@@ -130,6 +130,12 @@ ErnicRig *ernic_rig_start(const char *extra)
 
 ErnicRig *ernic_rig_start_procs(const char *nd0, const char *nd1)
 {
+    return ernic_rig_start_procs_extra(nd0, nd1, "");
+}
+
+ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
+                                      const char *extra)
+{
     ErnicRig *r = g_new0(ErnicRig, 1);
     const char *nd[NDEV] = { nd0, nd1 };
 
@@ -137,8 +143,8 @@ ErnicRig *ernic_rig_start_procs(const char *nd0, const char *nd1)
     for (int i = 0; i < NDEV; i++) {
         QTestState *qts = qtest_initf(RIG_MACHINE " -netdev %s,"
                                       "id=n%d -device ernic,addr=0%d.0,"
-                                      "netdev=n%d,mac=52:54:00:e3:32:0%d",
-                                      nd[i], i, 4 + i, i, i);
+                                      "netdev=n%d,mac=52:54:00:e3:32:0%d %s",
+                                      nd[i], i, 4 + i, i, i, extra);
 
         ernic_rig_attach(r, i, qts, qpci_new_pc(qts, NULL));
         r->d[i].fd = -1;        /* no wire in the test's hands */

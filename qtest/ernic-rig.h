@@ -171,6 +171,9 @@ ErnicRig *ernic_rig_start(const char *extra);
  * @nd1 are the -netdev options of each ("stream,..." or "dgram,...").
  */
 ErnicRig *ernic_rig_start_procs(const char *nd0, const char *nd1);
+/* The same with @extra on each QEMU's command line. */
+ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
+                                      const char *extra);
 
 void ernic_rig_stop(ErnicRig *r);
 
