@@ -98,6 +98,7 @@ static bool chance(Fuzz *z, unsigned pct)
 /* The Q_Key of the fuzzer's UD QPs (docs/extension.md, "UD QPs"). */
 #define FUZZ_QKEY       0x22222222u
 #define FUZZ_XRCD       0x2a            /* XRC domain of targets, SRQs */
+#define FUZZ_XRC_SRQ    1               /* device 1's XRC SRQ (seeds 3 mod 4) */
 /* The multicast group the fuzzer attaches QPs to, and its MAC. */
 #define FUZZ_MC_IP      0xe0000105u         /* 224.0.1.5 */
 static const uint8_t fuzz_mc_mac[6] = { 0x01, 0x00, 0x5e, 0x00, 0x01, 0x05 };
@@ -298,6 +299,67 @@ static void act_qpconf(Fuzz *z)
 }
 
 /*
+ * The features an odd seed starts with and mostly keeps: atomics and
+ * FLUSH/ATOMIC WRITE, and for seeds 3 mod 4 XRC with what it needs.
+ */
+static uint32_t fuzz_seed_feat(Fuzz *z)
+{
+    return ERNIC_EXT_F_ATOMIC | ERNIC_EXT_F_PLACE |
+           (z->seed & 2 ? ERNIC_EXT_F_XRC | ERNIC_EXT_F_SRQ |
+            ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0);
+}
+
+/* Device 1's FUZZ_XRC_SRQ: of FUZZ_XRCD, 15 WQEs in the region. */
+static void fuzz_xrc_srq(Fuzz *z)
+{
+    uint64_t ring = DEV_BASE(1) + MR_OFF + 0x180000;
+    uint32_t x = ERNIC_EXT_SRQ_OFFSET(FUZZ_XRC_SRQ);
+    uint8_t w[ERNIC_RWQE_SIZE] = { 0 };
+
+    for (int k = 0; k < 16; k++) {
+        stq_le_p(&w[ERNIC_SGE_ADDR], DEV_BASE(1) + MR_OFF + k * 0x2000);
+        stl_le_p(&w[ERNIC_SGE_LEN], 0x2000);
+        qtest_memwrite(z->r->qts, ring + k * ERNIC_RWQE_SIZE, w, sizeof(w));
+    }
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQBA, ring);
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQBAMSB, ring >> 32);
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQDEPTH, 16);
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQPD, PD_NUM);
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQPI, 15);
+    ernic_rig_wr(z->r, 1, x + ERNIC_SRQCONF, ERNIC_SRQCONF_EN |
+                 ERNIC_SRQCONF_XRC | FUZZ_XRCD << 8);
+}
+
+/*
+ * Odd seeds start with those features on, QPs A, B and 4 taking atomics
+ * and FLUSH; seeds 3 mod 4 also make QP A an XRC initiator and QP B a
+ * target of FUZZ_XRCD, with device 1's FUZZ_XRC_SRQ an XRC SRQ holding
+ * 15 WQEs: otherwise each needs a run of lucky actions (EXTCTRL, then
+ * EXTQPCONFi, XRCDi, an SRQ, then a post).
+ */
+static void fuzz_seed_verbs(Fuzz *z)
+{
+    uint32_t take = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
+    bool xrc = z->seed & 2;
+
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(z->r, i, ERNIC_EXTCTRL, fuzz_seed_feat(z));
+        ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
+                     ERNIC_EXTQPCONF, take | (!xrc ? 0 : i ?
+                     ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_RXMETA |
+                     ERNIC_EXTQPCONF_RXWQE : ERNIC_EXTQPCONF_XRC_INI));
+        ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(4) + ERNIC_EXTQPCONF,
+                     take);
+    }
+    if (!xrc) {
+        return;
+    }
+    ernic_rig_wr(z->r, 1, ERNIC_EXT_QP_OFFSET(QPN_B) + ERNIC_XRCD,
+                 FUZZ_XRCD);
+    fuzz_xrc_srq(z);
+}
+
+/*
  * A BIND WQE (ERNIC-X MW) on a window among the first entries of the
  * table, to the region at MR_INDEX most of the time.
  */
@@ -361,8 +423,8 @@ static void act_post(Fuzz *z)
         stq_le_p(&wqe[ERNIC_WQE_ROFFSET], chance(z, 75) ?
                  MR_VA + below(z, MR_LEN) : rnd(z));
         /* An XRC initiator's remote SRQ, mostly a low one (ERNIC-X). */
-        stl_le_p(&wqe[ERNIC_WQE_XRC_SRQN], chance(z, 80) ? below(z, 4) :
-                 rnd(z));
+        stl_le_p(&wqe[ERNIC_WQE_XRC_SRQN], chance(z, 60) ? FUZZ_XRC_SRQ :
+                 chance(z, 70) ? below(z, 4) : rnd(z));
         if (atomic && chance(z, 80)) {
             /* Mostly the 8 aligned bytes an atomic names (ERNIC-X). */
             stl_le_p(&wqe[ERNIC_WQE_LENGTH], 8);
@@ -566,9 +628,17 @@ static void act_ext_mcg(Fuzz *z, int dev)
  * naming anything, its producer index rung by register or through its
  * doorbell page; or the extension's event registers.
  */
-static void act_ext_srq(Fuzz *z, int dev)
+/* Mostly a low SRQ, mostly not the XRC SRQ of fuzz_seed_verbs(). */
+static uint32_t fuzz_srq_n(Fuzz *z)
 {
     uint32_t n = chance(z, 80) ? below(z, 4) : below(z, ERNIC_SRQ_NUM + 2);
+
+    return (z->seed & 3) == 3 && n == FUZZ_XRC_SRQ && chance(z, 90) ? 0 : n;
+}
+
+static void act_ext_srq(Fuzz *z, int dev)
+{
+    uint32_t n = fuzz_srq_n(z);
     uint32_t x = ERNIC_EXT_SRQ_OFFSET(n);
     uint64_t ring = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + 0x100000 +
                                     n * 0x10000 : any_addr(z, dev);
@@ -667,6 +737,10 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ |
                                    ERNIC_EXT_F_XRC | ERNIC_EXT_F_ATOMIC) :
                               any_val(z);
+        if ((z->seed & 1) && chance(z, 70)) {
+            /* Odd seeds keep their start's verbs on (fuzz_seed_verbs()). */
+            val |= fuzz_seed_feat(z);
+        }
         log_action(z, "extctrl dev%d <- 0x%x", dev, val);
         if (chance(z, 70)) {
             ernic_rig_wr(z->r, dev, ERNIC_XRNICCONF,
@@ -1013,7 +1087,8 @@ static void act_inject(Fuzz *z)
     if ((op & 0xe0) == 0xa0 && chance(z, 70)) {
         /* An XRC request: its XRCETH names a low SRQ (ERNIC-X XRC). */
         memmove(ext + 4, ext, sizeof(ext) - 4);
-        stl_be_p(ext, chance(z, 80) ? below(z, 4) : rnd(z));
+        stl_be_p(ext, chance(z, 60) ? FUZZ_XRC_SRQ :
+                 chance(z, 70) ? below(z, 4) : rnd(z));
         ext_len = MIN(ext_len + 4, sizeof(ext));
     }
     if ((op == 0x1c || op == 0x1d) && chance(z, 70)) {
@@ -1190,16 +1265,7 @@ static void setup(Fuzz *z)
          * WRITE on, QPs A, B and 4 taking them: otherwise one needs a
          * run of lucky actions (EXTCTRL, then EXTQPCONFi, then a post).
          */
-        uint32_t take = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
-
-        for (int i = 0; i < NDEV; i++) {
-            ernic_rig_wr(z->r, i, ERNIC_EXTCTRL,
-                         ERNIC_EXT_F_ATOMIC | ERNIC_EXT_F_PLACE);
-            ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
-                         ERNIC_EXTQPCONF, take);
-            ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(4) + ERNIC_EXTQPCONF,
-                         take);
-        }
+        fuzz_seed_verbs(z);
     }
     ernic_rig_connect_pair(z->r, &cfg);
     cfg.pmtu = ERNIC_PMTU_4096;
