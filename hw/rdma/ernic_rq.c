@@ -81,22 +81,24 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
 bool ernic_rq_produce(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];
-    uint32_t depth = qp->rq_depth;
-    uint32_t pi = (ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) + 1) % depth;
-    uint64_t db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD,
-                                ERNIC_RQWPTRDBADDMSB);
-    uint64_t next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
-                    (uint64_t)pi * (qp->rx_wqe ? ERNIC_RWQE_SIZE :
-                                                 qp->rq_size);
+    uint32_t depth = qp->rq_depth, pi;
+    uint64_t db, next;
     uint8_t buf[4];
     bool ok = true;
 
     qp->rq_held = false;
-    if (ernic_xrc_tgt(c, qpn)) {
-        /* Written back into its SRQ's WQE already (ernic_rq_meta()). */
+    if (ernic_xrc_tgt(c, qpn) || !depth) {
+        /*
+         * An XRC target has no ring (and rq_depth 0): its WQE was
+         * written back into its SRQ already (ernic_rq_meta()).
+         */
         ernic_irq_raise_qp(c, ERNIC_INT_RQ_PKT_RECEIVED, qpn);
         return true;
     }
+    pi = (ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) + 1) % depth;
+    db = ernic_qp_addr(c, qpn, ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB);
+    next = ernic_qp_addr(c, qpn, ERNIC_RQBA, ERNIC_RQBAMSB) +
+           (uint64_t)pi * (qp->rx_wqe ? ERNIC_RWQE_SIZE : qp->rq_size);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQPIDB, pi);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCA, next & 0xffffff00u);
     ernic_qp_set_reg(c, qpn, ERNIC_STATRQBUFCAMSB, next >> 32);
