@@ -28,30 +28,41 @@ static double now(void)
     return g_get_monotonic_time() / 1e6;
 }
 
-/* Write @n WQEs at once and ring the doorbell once. */
-static int post_batch(ErnicRig *r, uint8_t op, uint32_t len, int n)
+/*
+ * Write @n WQEs (at most BATCH) on device 0's QP @qpn, whose SQ is at
+ * @sq and whose producer index is *@sqpi, at once, and ring once: @op
+ * of @len from @laddr to MR_VA through @rkey. Returns how many: a batch
+ * ends at the end of the ring at the latest.
+ */
+static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
+                     uint8_t op, uint32_t len, uint64_t laddr, uint32_t rkey,
+                     int n)
 {
     uint8_t wqes[BATCH * ERNIC_WQE_SIZE] = { 0 };
-    ErnicRigDev *d = &r->d[0];
-    uint32_t first = d->sqpi % SQ_DEPTH;
+    uint32_t first = *sqpi % SQ_DEPTH;
 
-    /* A batch ends at the end of the ring at the latest. */
-    n = MIN(n, SQ_DEPTH - first);
+    n = MIN(MIN(n, BATCH), SQ_DEPTH - first);
     for (int k = 0; k < n; k++) {
         uint8_t *w = wqes + k * ERNIC_WQE_SIZE;
 
-        stw_le_p(w + ERNIC_WQE_WRID, d->sqpi + k);
-        stq_le_p(w + ERNIC_WQE_LADDR, DEV_BASE(0) + SRC_OFF);
+        stw_le_p(w + ERNIC_WQE_WRID, *sqpi + k);
+        stq_le_p(w + ERNIC_WQE_LADDR, laddr);
         stl_le_p(w + ERNIC_WQE_LENGTH, len);
         w[ERNIC_WQE_OPCODE] = op;
         stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
-        stl_le_p(w + ERNIC_WQE_RTAG, RKEY);
+        stl_le_p(w + ERNIC_WQE_RTAG, rkey);
     }
-    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + first * ERNIC_WQE_SIZE,
-                   wqes, n * ERNIC_WQE_SIZE);
-    d->sqpi += n;
-    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
+    qtest_memwrite(r->qts, sq + first * ERNIC_WQE_SIZE, wqes,
+                   n * ERNIC_WQE_SIZE);
+    *sqpi += n;
+    ernic_rig_qwr(r, 0, qpn, ERNIC_SQPI, *sqpi % SQ_DEPTH);
     return n;
+}
+
+static int post_batch(ErnicRig *r, uint8_t op, uint32_t len, int n)
+{
+    return post_wqes(r, QPN_A, DEV_BASE(0) + SQ_OFF, &r->d[0].sqpi, op, len,
+                     DEV_BASE(0) + SRC_OFF, RKEY, n);
 }
 
 /* Relay frames until the posted WQEs have completed. */
@@ -226,29 +237,11 @@ static double qemu_cpu_s(ErnicRig *r)
     return r->two_procs ? t + cpu_s(qtest_pid(r->d[1].e.qts)) : t;
 }
 
-/* Write @n WQEs of QP A at once, ring once; through BIG's region. */
+/* @n WQEs of QP A at once, ring once; through BIG's region. */
 static int post_big(ErnicRig *r, uint8_t op, uint32_t len, int n)
 {
-    uint8_t wqes[BATCH * ERNIC_WQE_SIZE] = { 0 };
-    ErnicRigDev *d = &r->d[0];
-    uint32_t first = d->sqpi % SQ_DEPTH;
-
-    n = MIN(n, SQ_DEPTH - first);
-    for (int k = 0; k < n; k++) {
-        uint8_t *w = wqes + k * ERNIC_WQE_SIZE;
-
-        stw_le_p(w + ERNIC_WQE_WRID, d->sqpi + k);
-        stq_le_p(w + ERNIC_WQE_LADDR, BIG(0));
-        stl_le_p(w + ERNIC_WQE_LENGTH, len);
-        w[ERNIC_WQE_OPCODE] = op;
-        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
-        stl_le_p(w + ERNIC_WQE_RTAG, BIG_RKEY);
-    }
-    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + first * ERNIC_WQE_SIZE,
-                   wqes, n * ERNIC_WQE_SIZE);
-    d->sqpi += n;
-    ernic_rig_qwr(r, 0, QPN_A, ERNIC_SQPI, d->sqpi % SQ_DEPTH);
-    return n;
+    return post_wqes(r, QPN_A, DEV_BASE(0) + SQ_OFF, &r->d[0].sqpi, op, len,
+                     BIG(0), BIG_RKEY, n);
 }
 
 /* Wait for the posted WQEs, stepping virtual time when nothing moves. */
@@ -454,24 +447,8 @@ static void mq_setup_qp(ErnicRig *r, int i, uint32_t k)
 static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint32_t len,
                     int n)
 {
-    uint8_t wqes[MQ_BATCH * ERNIC_WQE_SIZE] = { 0 };
-    uint32_t first = *sqpi % SQ_DEPTH;
-
-    n = MIN(n, SQ_DEPTH - first);
-    for (int j = 0; j < n; j++) {
-        uint8_t *w = wqes + j * ERNIC_WQE_SIZE;
-
-        stw_le_p(w + ERNIC_WQE_WRID, *sqpi + j);
-        stq_le_p(w + ERNIC_WQE_LADDR, BIG(0));
-        stl_le_p(w + ERNIC_WQE_LENGTH, len);
-        w[ERNIC_WQE_OPCODE] = ERNIC_OP_WRITE;
-        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
-        stl_le_p(w + ERNIC_WQE_RTAG, BIG_RKEY);
-    }
-    qtest_memwrite(r->qts, MQ_BASE(k) + first * ERNIC_WQE_SIZE, wqes,
-                   n * ERNIC_WQE_SIZE);
-    *sqpi += n;
-    ernic_rig_qwr(r, 0, MQ_QPN(k), ERNIC_SQPI, *sqpi % SQ_DEPTH);
+    post_wqes(r, MQ_QPN(k), MQ_BASE(k), sqpi, ERNIC_OP_WRITE, len, BIG(0),
+              BIG_RKEY, n);
 }
 
 static bool mq_done(ErnicRig *r, uint32_t nqp, const uint32_t *sqpi)
