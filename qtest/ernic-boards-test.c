@@ -146,11 +146,12 @@ typedef struct RnQp {
 } RnQp;
 
 /* Two RecoNIC cards, each with QP 2 connected to the other's. */
-static ErnicRig *rn_start(RnQp *qp, bool card_queues)
+static ErnicRig *rn_start_dev(RnQp *qp, bool card_queues, const char *devopts,
+                              const char *extra)
 {
     ErnicRig *r = g_new0(ErnicRig, 1);
 
-    ernic_rig_launch_dev(r, RN_DEV, NULL);
+    ernic_rig_launch_dev(r, devopts, extra);
     ernic_rig_attach_all(r);
     for (int i = 0; i < NDEV; i++) {
         qp[i].card = card_queues;
@@ -159,6 +160,11 @@ static ErnicRig *rn_start(RnQp *qp, bool card_queues)
         rn_qp(r, i, qp[i].q);
     }
     return r;
+}
+
+static ErnicRig *rn_start(RnQp *qp, bool card_queues)
+{
+    return rn_start_dev(qp, card_queues, RN_DEV, NULL);
 }
 
 /* create_a_wqe(): a WQE at wqe_idx, in host or card memory. */
@@ -274,6 +280,105 @@ static void test_rn_write(void)
     g_assert_cmphex(qtest_readl(r->qts, 0x100000), ==, 0);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
     ernic_rig_stop(r);
+}
+
+/*
+ * Card memory from memory backends (card-memdev): BAR4 is the backend's
+ * size, and a WRITE from one card to the other lands there.
+ */
+static void test_rn_card_memdev(void)
+{
+    RnQp qp[NDEV] = { 0 };
+    g_autofree uint8_t *p = NULL;
+    ErnicRig *r;
+
+    r = rn_start_dev(qp, false, "layout=reconic,card-memdev=card@",
+                     "-object memory-backend-ram,id=card0,size=8M,prealloc=on"
+                     " -object memory-backend-ram,id=card1,size=8M");
+    g_assert_cmphex(r->d[0].card_size, ==, 8 << 20);
+    g_assert_cmphex(r->d[1].card_size, ==, 8 << 20);
+    rn_mr(r, 1, CARD(0x700000), 0x10000);
+    p = rn_card_pattern(r, 0, 0x7f0000, 0x10000, 7);
+    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0x7f0000), 0x10000,
+           CARD(0x700000));
+    rn_post(r, 0, &qp[0], 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
+    rn_card_check(r, 1, 0x700000, p, 0x10000);
+    ernic_rig_stop(r);
+}
+
+/* KiB resident in the mappings of @pid that are @kib long. */
+static unsigned long rss_of_size(pid_t pid, unsigned long kib)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/smaps", (int)pid);
+    g_autofree char *text = NULL;
+    g_auto(GStrv) lines = NULL;
+    unsigned long size = 0, rss = 0, v;
+
+    g_assert(g_file_get_contents(path, &text, NULL, NULL));
+    lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++) {
+        if (sscanf(*l, "Size: %lu kB", &v) == 1) {
+            size = v;
+        } else if (sscanf(*l, "Rss: %lu kB", &v) == 1 && size == kib) {
+            rss += v;
+        }
+    }
+    return rss;
+}
+
+/*
+ * Card memory of the device's own is preallocated: all of it is resident
+ * before the guest or the engine touches it, so that the engine's first
+ * write there costs no page faults (docs/boards.md, "Card memory").
+ */
+static void test_rn_card_prealloc(void)
+{
+    ErnicRig *r = g_new0(ErnicRig, 1);
+
+    ernic_rig_launch_dev(r, "layout=reconic,card-mem=32M", NULL);
+    g_assert_cmpuint(rss_of_size(qtest_pid(r->qts), 32 << 10), >=,
+                     2 * (32 << 10));
+    ernic_rig_attach_all(r);
+    ernic_rig_stop(r);
+}
+
+/* QEMU with @args must refuse to start, saying @msg. */
+static void rn_refused(const char *args, const char *msg)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_autofree char *cmd = g_strdup_printf("%s -M q35 -nodefaults -display "
+                                           "none -S %s", qemu, args);
+    g_autofree char *out = NULL, *err = NULL;
+    int status;
+
+    g_assert(qemu);
+    g_assert(g_spawn_command_line_sync(cmd, &out, &err, &status, NULL));
+    g_test_message("%s: %s", args, err);
+    g_assert_cmpint(status, !=, 0);
+    g_assert(strstr(err, msg));
+}
+
+/* The card memory properties that cannot work are refused with a reason. */
+static void test_rn_card_props(void)
+{
+    rn_refused("-object memory-backend-ram,id=c,size=4M "
+               "-device ernic,card-memdev=c",
+               "ernic: card-memdev needs layout=reconic");
+    rn_refused("-object memory-backend-ram,id=c,size=4M "
+               "-device ernic,layout=reconic,card-memdev=c,card-mem=8M",
+               "ernic: card-mem (8388608) differs from the size of "
+               "card-memdev (4194304)");
+    rn_refused("-object memory-backend-ram,id=c,size=3M "
+               "-device ernic,layout=reconic,card-memdev=c",
+               "ernic: card-mem must be a power of two from 1M to 4G, "
+               "not 3145728");
+    rn_refused("-object memory-backend-ram,id=c,size=4M "
+               "-device ernic,layout=reconic,card-memdev=c "
+               "-device ernic,layout=reconic,card-memdev=c",
+               "ernic: card-memdev 'c' is already in use");
+    rn_refused("-device ernic,layout=reconic,card-memdev=nothing",
+               "nothing");
 }
 
 /*
@@ -870,6 +975,10 @@ int main(int argc, char **argv)
 
     qtest_add_func("/ernic/boards/reconic/layout", test_rn_layout);
     qtest_add_func("/ernic/boards/reconic/write", test_rn_write);
+    qtest_add_func("/ernic/boards/reconic/card-memdev", test_rn_card_memdev);
+    qtest_add_func("/ernic/boards/reconic/card-props", test_rn_card_props);
+    qtest_add_func("/ernic/boards/reconic/card-prealloc",
+                   test_rn_card_prealloc);
     qtest_add_func("/ernic/boards/reconic/read-card-queues", test_rn_read);
     qtest_add_func("/ernic/boards/reconic/send-recv", test_rn_send_recv);
     qtest_add_func("/ernic/boards/reconic/batch", test_rn_batch);

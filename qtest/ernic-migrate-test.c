@@ -21,6 +21,7 @@
 static char *tmpdir;
 /* -device options of the rig a migration loads into (NULL: default). */
 static const char *mig_devopts;
+static const char *mig_extra;          /* both sides' objects */
 /* What the tests leave in tmpdir. */
 static const char *const tmp_files[] = { "state", "bad", "snap.qcow2" };
 
@@ -98,7 +99,8 @@ static void rig_abandon(ErnicRig *r)
 static bool mig_load(ErnicRig *r, const char *name, const char *extra)
 {
     g_autofree char *uri = mig_uri(name);
-    g_autofree char *args = g_strdup_printf("%s -incoming defer",
+    g_autofree char *args = g_strdup_printf("%s %s -incoming defer",
+                                            mig_extra ? mig_extra : "",
                                             extra ? extra : "");
 
     ernic_rig_launch_dev(r, mig_devopts, args);
@@ -323,7 +325,7 @@ static void test_write_timer(void)
  * after it), the QDMA bridge windows come along in their subsection, and
  * the retransmission after the load reads and writes card memory again.
  */
-static void test_reconic(void)
+static void reconic_run(const char *devopts, const char *extra)
 {
     ErnicRig *r = g_new0(ErnicRig, 1);
     Cut cut = { .from = 0, .keep = 40 };
@@ -334,8 +336,9 @@ static void test_reconic(void)
     g_autofree uint8_t *got = g_malloc(MSG_LEN);
     uint8_t mark[8];
 
-    mig_devopts = "layout=reconic,card-mem=16M";
-    ernic_rig_launch_dev(r, mig_devopts, NULL);
+    mig_devopts = devopts;
+    mig_extra = extra;
+    ernic_rig_launch_dev(r, mig_devopts, mig_extra);
     ernic_rig_attach_all(r);
     ernic_rig_rn_bridge(r, 0);
     ernic_rig_rn_bridge(r, 1);
@@ -363,8 +366,21 @@ static void test_reconic(void)
     g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 9));
     qpci_memread(r->d[1].e.pdev, r->d[1].card, 0x100000, got, MSG_LEN);
     g_assert_cmpmem(got, MSG_LEN, p, MSG_LEN);
-    mig_devopts = NULL;
+    mig_devopts = mig_extra = NULL;
     ernic_rig_stop(r);
+}
+
+static void test_reconic(void)
+{
+    reconic_run("layout=reconic,card-mem=16M", NULL);
+}
+
+/* The same with card memory from memory backends (card-memdev). */
+static void test_reconic_memdev(void)
+{
+    reconic_run("layout=reconic,card-memdev=card@",
+                "-object memory-backend-ram,id=card0,size=16M,prealloc=on"
+                " -object memory-backend-ram,id=card1,size=16M");
 }
 
 /*
@@ -1030,6 +1046,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
     qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);
+    qtest_add_func("/ernic/migrate/layout-reconic-memdev",
+                   test_reconic_memdev);
     for (size_t k = 0; k < ARRAY_SIZE(bad_streams); k++) {
         g_autofree char *name = g_strdup_printf("/ernic/migrate/refused/%s",
                                                 bad_streams[k].name);

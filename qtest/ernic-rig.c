@@ -95,12 +95,16 @@ void ernic_rig_launch_dev(ErnicRig *r, const char *devopts, const char *extra)
     g_autoptr(GString) cmd = g_string_new(RIG_MACHINE);
 
     for (int i = 0; i < NDEV; i++) {
+        g_auto(GStrv) parts = g_strsplit(devopts ? devopts : "", "@", -1);
+        g_autofree char *num = g_strdup_printf("%d", i);
+        g_autofree char *opts = g_strjoinv(num, parts);
+
         g_assert_cmpint(socketpair(PF_UNIX, SOCK_STREAM, 0, sv[i]), ==, 0);
         g_string_append_printf(cmd, " -netdev socket,fd=%d,id=n%d"
                                " -device ernic,id=ern%d,addr=0%d.0,netdev=n%d,"
                                "mac=52:54:00:e3:32:0%d%s%s",
                                sv[i][1], i, i, 4 + i, i, i,
-                               devopts ? "," : "", devopts ? devopts : "");
+                               *opts ? "," : "", opts);
     }
     g_string_append_printf(cmd, " %s", extra ? extra : "");
     r->qts = qtest_init(cmd->str);

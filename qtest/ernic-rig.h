@@ -157,9 +157,10 @@ void ernic_rig_rn_window(ErnicRig *r, int i, uint32_t w, uint64_t xlate,
 void ernic_rig_rn_bridge(ErnicRig *r, int i);
 
 /*
- * Start the rig's QEMU with @devopts added to each -device and @extra
- * options; the devices are attached by ernic_rig_attach_all() (after an
- * incoming migration, once it has loaded).
+ * Start the rig's QEMU with @devopts added to each -device (an '@' in it
+ * stands for the device's number, 0 or 1) and @extra options; the devices
+ * are attached by ernic_rig_attach_all() (after an incoming migration,
+ * once it has loaded).
  */
 void ernic_rig_launch_dev(ErnicRig *r, const char *devopts, const char *extra);
 void ernic_rig_attach_all(ErnicRig *r);

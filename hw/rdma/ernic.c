@@ -6,6 +6,7 @@
  * Usage: -device ernic,netdev=<id>[,mac=<addr>][,num-qp=<8..256>]
  *                      [,ext=on|off][,mr-entries=<256..65536>]
  *                      [,layout=ernic|reconic][,card-mem=<size>]
+ *                      [,card-memdev=<memory backend id>]
  *
  * ext=off removes ERNIC-X, the verbs extension (docs/extension.md): no
  * discovery capability, no extension registers; the bare PG332 device.
@@ -21,8 +22,9 @@
  * BAR0  MSI-X table and PBA
  * BAR1  Ethernet path
  * BAR2  4 MiB: ERNIC at 0x40000, QDMA bridge windows at 0x16420
- * BAR4  card memory (card-mem, default 64 MiB), which the engine reaches
- *       at 0xa350000000000000
+ * BAR4  card memory (card-mem, default 64 MiB, preallocated; or the
+ *       memory backend card-memdev), which the engine reaches at
+ *       0xa350000000000000
  *
  * Documentation: docs/user-guide.md, docs/registers.md.
  *
@@ -41,6 +43,7 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "qom/object.h"
+#include "system/hostmem.h"
 #include "ernic_core.h"
 #include "trace.h"
 
@@ -57,6 +60,7 @@ struct ErnicState {
     uint32_t mr_entries;
     char *layout;
     uint64_t card_mem;
+    HostMemoryBackend *card_memdev;
     bool reconic;
 
     MemoryRegion regs;
@@ -221,14 +225,40 @@ static bool ernic_ext_cap_init(PCIDevice *pci_dev, Error **errp)
 }
 
 /*
- * layout: "ernic" (the default) or "reconic"; card-mem belongs to the
- * latter. Card memory is a BAR, so its size is a power of two.
+ * card-memdev: a memory backend not in use elsewhere (as ivshmem's memdev),
+ * whose size stands for card-mem.
+ */
+static bool ernic_card_memdev_check(ErnicState *s, Error **errp)
+{
+    uint64_t size;
+
+    if (host_memory_backend_is_mapped(s->card_memdev)) {
+        error_setg(errp, "ernic: card-memdev '%s' is already in use",
+                   object_get_canonical_path_component(
+                       OBJECT(s->card_memdev)));
+        return false;
+    }
+    size = memory_region_size(host_memory_backend_get_memory(s->card_memdev));
+    if (s->card_mem && s->card_mem != size) {
+        error_setg(errp, "ernic: card-mem (%" PRIu64 ") differs from the "
+                   "size of card-memdev (%" PRIu64 ")", s->card_mem, size);
+        return false;
+    }
+    s->card_mem = size;
+    return true;
+}
+
+/*
+ * layout: "ernic" (the default) or "reconic"; card-mem and card-memdev
+ * belong to the latter. Card memory is a BAR, so its size is a power of
+ * two.
  */
 static bool ernic_layout_check(ErnicState *s, Error **errp)
 {
     if (!s->layout || !strcmp(s->layout, "ernic")) {
-        if (s->card_mem) {
-            error_setg(errp, "ernic: card-mem needs layout=reconic");
+        if (s->card_mem || s->card_memdev) {
+            error_setg(errp, "ernic: %s needs layout=reconic",
+                       s->card_mem ? "card-mem" : "card-memdev");
             return false;
         }
         return true;
@@ -239,6 +269,9 @@ static bool ernic_layout_check(ErnicState *s, Error **errp)
         return false;
     }
     s->reconic = true;
+    if (s->card_memdev && !ernic_card_memdev_check(s, errp)) {
+        return false;
+    }
     if (!s->card_mem) {
         s->card_mem = ERNIC_RN_CARD_DEFAULT;
     }
@@ -256,7 +289,12 @@ static bool ernic_reconic_bars(ErnicState *s, Error **errp)
 {
     PCIDevice *pci_dev = PCI_DEVICE(s);
 
-    if (!ernic_reconic_init(&s->rn, &s->core, OBJECT(s), &s->regs,
+    MemoryRegion *card = NULL;
+
+    if (s->card_memdev) {
+        card = host_memory_backend_get_memory(s->card_memdev);
+    }
+    if (!ernic_reconic_init(&s->rn, &s->core, OBJECT(s), &s->regs, card,
                             s->card_mem, errp)) {
         return false;
     }
@@ -271,7 +309,7 @@ static bool ernic_reconic_bars(ErnicState *s, Error **errp)
     pci_register_bar(pci_dev, ERNIC_RN_BAR_CARD,
                      PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
-                     PCI_BASE_ADDRESS_MEM_PREFETCH, &s->rn.card);
+                     PCI_BASE_ADDRESS_MEM_PREFETCH, s->rn.card);
     return true;
 }
 
@@ -382,6 +420,9 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
                        ernic_tx, s);
     s->core.link_down = qemu_get_queue(s->nic)->link_down;
+    if (s->card_memdev) {
+        host_memory_backend_set_mapped(s->card_memdev, true);
+    }
 }
 
 static void ernic_exit(PCIDevice *pci_dev)
@@ -394,6 +435,12 @@ static void ernic_exit(PCIDevice *pci_dev)
     msi_uninit(pci_dev);
     msix_unuse_all_vectors(pci_dev);
     msix_uninit(pci_dev, &s->msix, &s->msix);
+    if (s->reconic) {
+        ernic_reconic_exit(&s->rn, DEVICE(s));
+    }
+    if (s->card_memdev) {
+        host_memory_backend_set_mapped(s->card_memdev, false);
+    }
 }
 
 static void ernic_reset_hold(Object *obj, ResetType type)
@@ -450,6 +497,8 @@ static const Property ernic_properties[] = {
                        ERNIC_EXT_MR_DEFAULT),
     DEFINE_PROP_STRING("layout", ErnicState, layout),
     DEFINE_PROP_SIZE("card-mem", ErnicState, card_mem, 0),
+    DEFINE_PROP_LINK("card-memdev", ErnicState, card_memdev,
+                     TYPE_MEMORY_BACKEND, HostMemoryBackend *),
 };
 
 /*
@@ -505,7 +554,10 @@ static void ernic_class_init(ObjectClass *klass, void *data)
         "ernic (PG332 BARs) or reconic (a RecoNIC card, docs/boards.md)");
     object_class_property_set_description(klass, "card-mem",
         "layout=reconic: card memory, a power of two from 1M to 4G "
-        "(default 64M)");
+        "(default 64M, preallocated)");
+    object_class_property_set_description(klass, "card-memdev",
+        "layout=reconic: a memory backend as card memory, instead of "
+        "card-mem");
     object_class_property_add_str(klass, "fault", ernic_get_fault,
                                   ernic_set_fault);
     object_class_property_set_description(klass, "fault",

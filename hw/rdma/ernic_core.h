@@ -463,7 +463,8 @@ typedef struct ErnicReconic {
     MemoryRegion bar;           /* BAR2: the library's resource2 */
     MemoryRegion shell;         /* the rest of it: reads 0 */
     MemoryRegion axib;          /* QDMA AXI bridge windows */
-    MemoryRegion card;          /* BAR4: card memory */
+    MemoryRegion own_card;      /* card memory without card-memdev */
+    MemoryRegion *card;         /* BAR4: card memory, own or a backend's */
     uint32_t axib_regs[ERNIC_RN_AXIB_WINDOWS * ERNIC_RN_AXIB_STRIDE / 4];
 } ErnicReconic;
 
@@ -602,8 +603,9 @@ static inline bool ernic_immdt_irq_pending(ErnicCore *c)
 
 /* ernic_reconic.c: RecoNIC's shell, its bridge windows and card memory */
 bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
-                        MemoryRegion *regs, uint64_t card_size,
-                        Error **errp);
+                        MemoryRegion *regs, MemoryRegion *card,
+                        uint64_t card_size, Error **errp);
+void ernic_reconic_exit(ErnicReconic *rn, DeviceState *owner);
 void ernic_reconic_reset(ErnicReconic *rn);
 /* A DMA that falls in the card: true (and *@ok) if it was taken. */
 bool ernic_reconic_dma(ErnicCore *c, uint64_t addr, void *rbuf,

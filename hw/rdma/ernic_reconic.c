@@ -19,6 +19,7 @@
 #include "qapi/error.h"
 #include "exec/memory.h"
 #include "hw/pci/pci_device.h"
+#include "migration/vmstate.h"
 #include "ernic_core.h"
 #include "trace.h"
 
@@ -105,14 +106,41 @@ static const MemoryRegionOps ernic_shell_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8 },
 };
 
-bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
-                        MemoryRegion *regs, uint64_t card_size,
-                        Error **errp)
+/*
+ * Card memory of our own: preallocated, because DDR on the card has no
+ * first-touch cost, and QEMU's lazily backed RAM stalls the main loop for
+ * 10-16 ms per 2 MiB the first time the engine writes there (issue 35;
+ * docs/boards.md, "Card memory").
+ */
+static MemoryRegion *ernic_reconic_own_card(ErnicReconic *rn, Object *owner,
+                                            uint64_t size, Error **errp)
 {
-    if (!memory_region_init_ram(&rn->card, owner, "ernic-card-mem",
-                                card_size, errp)) {
-        return false;
+    if (!memory_region_init_ram(&rn->own_card, owner, "ernic-card-mem",
+                                size, errp) ||
+        !qemu_prealloc_mem(-1, memory_region_get_ram_ptr(&rn->own_card),
+                           size, 1, NULL, false, errp)) {
+        return NULL;
     }
+    return &rn->own_card;
+}
+
+/*
+ * @card: a memory backend's region (card-memdev), which migrates as this
+ * device's RAM as ivshmem's memdev does; NULL for memory of our own.
+ */
+bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
+                        MemoryRegion *regs, MemoryRegion *card,
+                        uint64_t card_size, Error **errp)
+{
+    if (card) {
+        vmstate_register_ram(card, DEVICE(owner));
+    } else {
+        card = ernic_reconic_own_card(rn, owner, card_size, errp);
+        if (!card) {
+            return false;
+        }
+    }
+    rn->card = card;
     memory_region_init(&rn->bar, owner, "ernic-reconic-bar2",
                        ERNIC_RN_SHELL_SIZE);
     memory_region_init_io(&rn->shell, owner, &ernic_shell_ops, rn,
@@ -125,10 +153,18 @@ bool ernic_reconic_init(ErnicReconic *rn, ErnicCore *c, Object *owner,
     memory_region_add_subregion(&rn->bar, ERNIC_RN_ERNIC_BASE, regs);
 
     c->rn = rn;
-    c->card = &rn->card;
-    c->card_ptr = memory_region_get_ram_ptr(&rn->card);
+    c->card = card;
+    c->card_ptr = memory_region_get_ram_ptr(card);
     c->card_size = card_size;
     return true;
+}
+
+/* A backend's region goes back to the backend, which may be reused. */
+void ernic_reconic_exit(ErnicReconic *rn, DeviceState *owner)
+{
+    if (rn->card && rn->card != &rn->own_card) {
+        vmstate_unregister_ram(rn->card, owner);
+    }
 }
 
 void ernic_reconic_reset(ErnicReconic *rn)
