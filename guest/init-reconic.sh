@@ -4,7 +4,8 @@
 # program maps resource2 of the layout=reconic ernic from sysfs and drives
 # it from user space, with hugepage buffers and a TCP side channel over a
 # virtio-net NIC. Kernel parameters (init's environment): rn_role
-# (server|client), rn_ip (side channel), rn_peer, rn_ernic_ip.
+# (server|client), rn_ip (side channel), rn_peer, rn_ernic_ip, and
+# optionally rn_reps and rn_budget (reconic-rdma's -r and -b).
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
@@ -47,8 +48,10 @@ if [ "$result" = PASS ]; then
          "$nd $rn_ip -> $rn_peer"
     role=-c
     [ "$rn_role" = server ] && role=-s
+    # shellcheck disable=SC2086 # the options are words, or nothing
     /reconic-rdma -p "/sys/bus/pci/devices/$bdf/resource2" \
-        -a "$rn_ernic_ip" -i "$rn_peer" "$role" ||
+        -a "$rn_ernic_ip" -i "$rn_peer" "$role" \
+        ${rn_reps:+-r $rn_reps} ${rn_budget:+-b $rn_budget} ||
         fail "reconic-rdma exited with $?"
 fi
 

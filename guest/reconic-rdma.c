@@ -11,6 +11,10 @@
  * CQHEADi, receives by polling STATRQPIDBi, and its QP teardown.
  *
  * usage: reconic-rdma -p RESOURCE2 -a ERNIC_IPV4 -i PEER_IPV4 (-s | -c)
+ *                     [-r REPS] [-b BUDGET]
+ *   -r: after the fixed steps, the matrix of client_matrix(), REPS times
+ *   -b: every completion within BUDGET reads of CQHEADi, as RecoNIC's
+ *       poll_cq_cidb() (1000), else the operation fails
  * Prints "guest: ..." lines and ends with "guest: reconic: PASS" or FAIL.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -37,6 +41,7 @@
 
 #define QPN             2
 #define DEPTH           64
+#define RQ_DEPTH        16              /* 16 buffers of 128 KiB: 2 MiB */
 #define RQE_UNITS       512             /* QPCONF[31:16], 256-byte units */
 #define RQE_BYTES       (RQE_UNITS * 256)
 #define RKEY            0x0008          /* MR entry 0, key 8 */
@@ -61,6 +66,8 @@ struct msg {                            /* the side channel's one message */
     uint32_t status;
     uint64_t addr;
     uint32_t mac_msb, mac_lsb, ip;
+    uint32_t loc;                       /* matrix: MLOC_* */
+    uint64_t addr2;                     /* matrix: the server's host region */
 };
 
 /* resource2, device registers: every access must reach the device. */
@@ -258,19 +265,28 @@ static void open_ernic(uint32_t ip)
     wr(ERNIC_XRNICADCONF, ERNIC_XRNICADCONF_RETRY_FATAL_DIS | (10 << 16));
 }
 
-/* allocate_rdma_pd(0), rdma_register_memory_region(): VA == bus address. */
-static void register_mr(uint64_t addr, uint32_t len)
+/*
+ * allocate_rdma_pd(0), rdma_register_memory_region(): VA == bus address,
+ * in MR entry @entry, whose R_Key is MR_KEY(@entry).
+ */
+#define MR_KEY(entry)   (((entry) << 8) | (RKEY & 0xff))
+static void register_mr_at(uint32_t entry, uint64_t addr, uint32_t len)
 {
-    uint32_t e = ERNIC_PDT_OFFSET(0);
+    uint32_t e = ERNIC_PDT_OFFSET(entry);
 
     wr(e + ERNIC_PDPDNUM, 0);
     wr(e + ERNIC_VIRTADDRLSB, addr);
     wr(e + ERNIC_VIRTADDRMSB, addr >> 32);
     wr(e + ERNIC_BUFBASEADDRLSB, addr);
     wr(e + ERNIC_BUFBASEADDRMSB, addr >> 32);
-    wr(e + ERNIC_BUFRKEY, RKEY);
+    wr(e + ERNIC_BUFRKEY, MR_KEY(entry));
     wr(e + ERNIC_WRRDBUFLEN, len);
     wr(e + ERNIC_ACCESSDESC, ERNIC_ACCESS_READ_WRITE);
+}
+
+static void register_mr(uint64_t addr, uint32_t len)
+{
+    register_mr_at(0, addr, len);
 }
 
 struct qp {
@@ -287,7 +303,7 @@ static void create_qp(struct qp *qp, const struct msg *peer)
     qp->sq = host_buf(DEPTH * ERNIC_WQE_SIZE);
     qp->cq = host_buf(DEPTH * 4);
     qp->db = host_buf(256);
-    qp->rq = host_buf(HUGE);            /* slots 0..15 of 128 KiB */
+    qp->rq = host_buf(HUGE);            /* RQ_DEPTH slots of 128 KiB */
     qwr(ERNIC_IPDESADDR1, peer->ip);
     qwr(ERNIC_MACDESADDLSB, peer->mac_lsb);
     qwr(ERNIC_MACDESADDMSB, peer->mac_msb);
@@ -297,7 +313,7 @@ static void create_qp(struct qp *qp, const struct msg *peer)
     qwr64(ERNIC_CQDBADD, ERNIC_CQDBADDMSB, qp->db.pa);
     qwr64(ERNIC_RQWPTRDBADD, ERNIC_RQWPTRDBADDMSB, qp->db.pa + 32);
     qwr(ERNIC_DESTQPCONF, QPN);
-    qwr(ERNIC_QDEPTH, DEPTH | (DEPTH << 16));
+    qwr(ERNIC_QDEPTH, DEPTH | (RQ_DEPTH << 16));
     qwr(ERNIC_QPCONF, ERNIC_QPCONF_QP_EN | 0xc | 0x30 |
         (ERNIC_PMTU_4096 << ERNIC_QPCONF_PMTU_SHIFT) |
         (RQE_UNITS << ERNIC_QPCONF_RQBUFSZ_SHIFT));
@@ -308,8 +324,8 @@ static void create_qp(struct qp *qp, const struct msg *peer)
 }
 
 /* create_a_wqe() at the next slot. */
-static void wqe(struct qp *qp, uint32_t idx, uint8_t op, uint64_t laddr,
-                uint32_t len, uint64_t raddr)
+static void wqe_key(struct qp *qp, uint32_t idx, uint8_t op, uint64_t laddr,
+                    uint32_t len, uint64_t raddr, uint32_t rkey)
 {
     uint8_t *w = (uint8_t *)qp->sq.va + (idx % DEPTH) * ERNIC_WQE_SIZE;
 
@@ -319,19 +335,62 @@ static void wqe(struct qp *qp, uint32_t idx, uint8_t op, uint64_t laddr,
     memcpy(w + ERNIC_WQE_LENGTH, &len, 4);
     w[ERNIC_WQE_OPCODE] = op;
     memcpy(w + ERNIC_WQE_ROFFSET, &raddr, 8);
-    *(uint32_t *)(w + ERNIC_WQE_RTAG) = RKEY;
+    *(uint32_t *)(w + ERNIC_WQE_RTAG) = rkey;
     __sync_synchronize();
+}
+
+static void wqe(struct qp *qp, uint32_t idx, uint8_t op, uint64_t laddr,
+                uint32_t len, uint64_t raddr)
+{
+    wqe_key(qp, idx, op, laddr, len, raddr, RKEY);
+}
+
+/*
+ * -b: RecoNIC's patience. poll_cq_cidb() reads CQHEADi at most
+ * TIMEOUT_THRESHOLD (1000) times before it reports a timeout, and a
+ * single-operation call then fails. 0: 20 s, as the rest of this program.
+ */
+static unsigned budget;
+static unsigned last_reads;             /* CQHEADi reads of the last post */
+static unsigned over_budget;
+
+/*
+ * CQHEADi until it reaches @want. Past the budget the operation counts
+ * as failed, as in RecoNIC; the wait goes on, unbudgeted, so that the
+ * next operation starts from an idle QP.
+ */
+static bool poll_cq(uint32_t want, const char *what)
+{
+    uint32_t off = ERNIC_QP_OFFSET(QPN) + ERNIC_CQHEAD;
+
+    for (last_reads = 1; (rd(off) & 0xffff) != want; last_reads++) {
+        if (budget && last_reads == budget) {
+            say("FAIL %s: poll_cq_cidb timeout, %u reads of CQHEADi", what,
+                budget);
+            failures++;
+            over_budget++;
+            poll_reg(off, 0xffff, want);
+            return false;
+        }
+    }
+    return true;
 }
 
 /* rdma_post_batch_send(): SQPIi += n, then CQHEADi catching up with it. */
 static bool post(struct qp *qp, uint32_t n, const char *what)
 {
     uint32_t first = qp->sq_pidb;
+    bool ok;
 
     qp->sq_pidb += n;
     qwr(ERNIC_SQPI, qp->sq_pidb);
-    if (!poll_reg(ERNIC_QP_OFFSET(QPN) + ERNIC_CQHEAD, 0xffff,
-                  qp->sq_pidb & 0xffff)) {
+    if (budget) {
+        ok = poll_cq(qp->sq_pidb & 0xffff, what);
+    } else {
+        ok = poll_reg(ERNIC_QP_OFFSET(QPN) + ERNIC_CQHEAD, 0xffff,
+                      qp->sq_pidb & 0xffff);
+    }
+    if (!ok) {
         return false;
     }
     for (uint32_t k = first; k != qp->sq_pidb; k++) {
@@ -400,7 +459,223 @@ static void connect_side(const char *peer, bool server)
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-enum { OP_WRITE = 1, OP_READ, OP_SEND, OP_BATCH, OP_DONE };
+enum {
+    OP_WRITE = 1, OP_READ, OP_SEND, OP_BATCH, OP_DONE,
+    OP_MATRIX, OP_MCHECK, OP_MFILL, OP_MRECV,   /* -r: the matrix */
+};
+
+/*
+ * -r REPS: the matrix. READ, WRITE and SEND of 128 B, 4 KiB and 64 KiB,
+ * from and to card memory and host memory, REPS times, each a single
+ * operation behind its own doorbell (RecoNIC's read, write and
+ * send_recv examples), each checked byte for byte over the side channel.
+ * The regions are untouched before the first operation that writes them,
+ * so the first WRITE into the server's card memory and the first READ
+ * into ours show what first touch costs (issue 35).
+ */
+#define MLOC_LHOST      1               /* local buffer in host memory */
+#define MLOC_RHOST      2               /* remote buffer in host memory */
+#define M_LEN           0x10000
+#define M_CARD_SRC      0x0800000       /* ours: WRITE and SEND sources */
+#define M_CARD_DST      0x3000000       /* ours: READ targets */
+#define M_SRV_CARD      0x2000000       /* the server's: MR entry 1 */
+#define M_KEY_CARD      MR_KEY(1)
+#define M_KEY_HOST      MR_KEY(2)
+#define M_SIZES         3
+#define M_CELLS         (3 * 4 * M_SIZES)
+#define M_REPS_MAX      100
+
+static const uint32_t m_size[M_SIZES] = { 128, 4096, 65536 };
+static const char *const m_opname[] = { "write", "read", "send" };
+static const char *const m_locname[] = {
+    "card->card", "host->card", "card->host", "host->host",
+};
+static unsigned reps;
+static double m_us[M_CELLS][M_REPS_MAX];
+static unsigned m_reads[M_CELLS][M_REPS_MAX];
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double pct(double *v, unsigned n, unsigned p)
+{
+    qsort(v, n, sizeof(*v), cmp_double);
+    return v[(n - 1) * p / 100];
+}
+
+/* One operation of the matrix, timed from its doorbell to CQHEADi. */
+static void m_one(struct qp *qp, struct buf *lhost, struct msg *srv,
+                  unsigned op, unsigned loc, unsigned sz, unsigned rep)
+{
+    static uint8_t tmp[M_LEN];
+    unsigned cell = (op * 4 + loc) * M_SIZES + sz;
+    uint32_t len = m_size[sz], seed = cell * M_REPS_MAX + rep;
+    uint64_t src = loc & MLOC_LHOST ? lhost->pa : CARD(M_CARD_SRC);
+    uint64_t dst = loc & MLOC_LHOST ? lhost->pa : CARD(M_CARD_DST);
+    uint64_t raddr = loc & MLOC_RHOST ? srv->addr2 : srv->addr;
+    uint32_t rkey = loc & MLOC_RHOST ? M_KEY_HOST : M_KEY_CARD;
+    static const uint8_t opcode[] = {
+        ERNIC_OP_WRITE, ERNIC_OP_READ, ERNIC_OP_SEND,
+    };
+    struct msg m = { .len = len, .seed = seed, .loc = loc };
+    double t0;
+
+    if (op == 1) {
+        m.op = OP_MFILL;                /* the server fills its region */
+        send_msg(&m);
+        recv_msg(&m);
+    } else if (loc & MLOC_LHOST) {
+        fill(lhost->va, len, seed);
+    } else {
+        fill(tmp, len, seed);
+        card_write(M_CARD_SRC, tmp, len);
+    }
+    wqe_key(qp, qp->sq_pidb, opcode[op], op == 1 ? dst : src, len,
+            op == 2 ? 0 : raddr, rkey);
+    t0 = now();
+    post(qp, 1, m_opname[op]);
+    m_us[cell][rep] = (now() - t0) * 1e6;
+    m_reads[cell][rep] = last_reads;
+    if (op == 1) {
+        if (loc & MLOC_LHOST) {
+            memcpy(tmp, lhost->va, len);
+        } else {
+            card_read(M_CARD_DST, tmp, len);
+        }
+        check("matrix read", tmp, len, seed);
+        return;
+    }
+    m.op = op == 0 ? OP_MCHECK : OP_MRECV;
+    send_msg(&m);
+    recv_msg(&m);
+    if (m.status) {
+        say("FAIL matrix %s %s %u: the server's check", m_opname[op],
+            m_locname[loc], len);
+        failures++;
+    }
+}
+
+/* Per cell: the first operation against the median of the others. */
+static void m_report_cells(void)
+{
+    for (unsigned cell = 0; cell < M_CELLS; cell++) {
+        unsigned op = cell / (4 * M_SIZES), loc = cell / M_SIZES % 4;
+        double v[M_REPS_MAX];
+        unsigned rmax = 0;
+
+        if (op == 2 && (loc & MLOC_RHOST)) {
+            continue;
+        }
+        for (unsigned r = 0; r < reps; r++) {
+            v[r] = m_us[cell][r];
+            rmax = rmax > m_reads[cell][r] ? rmax : m_reads[cell][r];
+        }
+        say("matrix %s %s %u: first %.0f us, later median %.0f us, max "
+            "%.0f us, CQHEADi reads max %u", m_opname[op],
+            op != 2 ? m_locname[loc] : loc & MLOC_LHOST ? "host" : "card",
+            m_size[cell % M_SIZES], v[0],
+            reps > 1 ? pct(v + 1, reps - 1, 50) : v[0],
+            pct(v, reps, 100), rmax);
+    }
+}
+
+static void m_report(unsigned nops)
+{
+    static double us[M_CELLS * M_REPS_MAX], rd[M_CELLS * M_REPS_MAX];
+    unsigned n = 0;
+
+    m_report_cells();
+    for (unsigned cell = 0; cell < M_CELLS; cell++) {
+        if (cell / (4 * M_SIZES) == 2 && (cell / M_SIZES % 4) & MLOC_RHOST) {
+            continue;
+        }
+        for (unsigned r = 0; r < reps; r++, n++) {
+            us[n] = m_us[cell][r];
+            rd[n] = m_reads[cell][r];
+        }
+    }
+    say("matrix: %u operations, %u over a budget of %u CQHEADi reads; "
+        "doorbell to CQHEADi p50 %.0f us p99 %.0f us max %.0f us; CQHEADi "
+        "reads p50 %.0f p99 %.0f max %.0f", nops, over_budget, budget,
+        pct(us, n, 50), pct(us, n, 99), pct(us, n, 100), pct(rd, n, 50),
+        pct(rd, n, 99), pct(rd, n, 100));
+}
+
+static void client_matrix(struct qp *qp)
+{
+    struct buf lhost = host_buf(M_LEN);
+    struct msg srv = { .op = OP_MATRIX };
+    unsigned nops = 0;
+    int fail0 = failures;
+
+    send_msg(&srv);
+    recv_msg(&srv);
+    for (unsigned rep = 0; rep < reps; rep++) {
+        for (unsigned op = 0; op < 3; op++) {
+            for (unsigned loc = 0; loc < 4; loc++) {
+                if (op == 2 && (loc & MLOC_RHOST)) {
+                    continue;           /* SENDs land in the server's RQ */
+                }
+                for (unsigned sz = 0; sz < M_SIZES; sz++, nops++) {
+                    m_one(qp, &lhost, &srv, op, loc, sz, rep);
+                }
+            }
+        }
+    }
+    m_report(nops);
+    say("%s matrix of %u operations (%u failed)",
+        failures == fail0 ? "ok" : "FAIL", nops, failures - fail0);
+}
+
+/* The server's side of the matrix: MR entries 1 and 2, fills, checks. */
+static void serve_matrix_msg(struct qp *qp, struct msg *m, struct buf *host,
+                             uint32_t *rx)
+{
+    static uint8_t tmp[M_LEN];
+    uint32_t off = ERNIC_QP_OFFSET(QPN) + ERNIC_STATRQPIDB;
+    const uint8_t *got = tmp;
+
+    switch (m->op) {
+    case OP_MATRIX:
+        register_mr_at(1, CARD(M_SRV_CARD), M_LEN);
+        register_mr_at(2, host->pa, M_LEN);
+        m->addr = CARD(M_SRV_CARD);
+        m->addr2 = host->pa;
+        break;
+    case OP_MFILL:
+        fill(m->loc & MLOC_RHOST ? host->va : tmp, m->len, m->seed);
+        if (!(m->loc & MLOC_RHOST)) {
+            card_write(M_SRV_CARD, tmp, m->len);
+        }
+        break;
+    case OP_MCHECK:
+        if (m->loc & MLOC_RHOST) {
+            got = host->va;
+        } else {
+            card_read(M_SRV_CARD, tmp, m->len);
+        }
+        m->status = !check("matrix write", got, m->len, m->seed);
+        memset(tmp, 0, m->len);
+        memset(host->va, 0, M_LEN);
+        if (!(m->loc & MLOC_RHOST)) {
+            card_write(M_SRV_CARD, tmp, m->len);
+        }
+        break;
+    case OP_MRECV:
+        *rx = (*rx + 1) % RQ_DEPTH;
+        m->status = !poll_reg(off, 0xffff, *rx) ||
+                    !check("matrix send", (uint8_t *)qp->rq.va +
+                           (*rx + RQ_DEPTH - 1) % RQ_DEPTH * RQE_BYTES,
+                           m->len, m->seed);
+        qwr(ERNIC_RQCI, *rx);
+        break;
+    }
+    send_msg(m);
+}
 
 /* The client's side of each step; the server answers in serve(). */
 static void client(struct qp *qp)
@@ -468,6 +743,9 @@ static void client(struct qp *qp)
         m.status ? "FAIL" : "ok", qp->sq_pidb);
     failures += !!m.status;
 
+    if (reps) {
+        client_matrix(qp);
+    }
     m = (struct msg){ .op = OP_DONE };
     send_msg(&m);
 }
@@ -477,8 +755,8 @@ static void serve(struct qp *qp)
 {
     static uint8_t tmp[MR_LEN];
     struct msg m;
-    struct buf src = host_buf(8192);
-    uint32_t idx = 0;
+    struct buf src = host_buf(8192), mhost = host_buf(M_LEN);
+    uint32_t idx = 0, rx = 0;
 
     register_mr(CARD(MR_OFF), MR_LEN);
     for (;;) {
@@ -509,6 +787,12 @@ static void serve(struct qp *qp)
                 send_msg(&m);
                 recv_msg(&m);
             }
+            break;
+        case OP_MATRIX:
+        case OP_MFILL:
+        case OP_MCHECK:
+        case OP_MRECV:
+            serve_matrix_msg(qp, &m, &mhost, &rx);
             break;
         case OP_DONE:
             return;
@@ -563,8 +847,15 @@ int main(int argc, char **argv)
     struct qp qp = { 0 };
     int opt, fd;
 
-    while ((opt = getopt(argc, argv, "p:a:i:sc")) != -1) {
+    while ((opt = getopt(argc, argv, "p:a:i:scr:b:")) != -1) {
         switch (opt) {
+        case 'r':
+            reps = strtoul(optarg, NULL, 0);
+            reps = reps > M_REPS_MAX ? M_REPS_MAX : reps;
+            break;
+        case 'b':
+            budget = strtoul(optarg, NULL, 0);
+            break;
         case 'p':
             res = optarg;
             break;
@@ -587,7 +878,7 @@ int main(int argc, char **argv)
     }
     if (!res || !peer || !ip) {
         fprintf(stderr, "usage: %s -p RESOURCE2 -a ERNIC_IPV4 -i PEER_IPV4 "
-                "(-s | -c)\n", argv[0]);
+                "(-s | -c) [-r REPS] [-b BUDGET]\n", argv[0]);
         return 2;
     }
     fd = open(res, O_RDWR | O_SYNC);
