@@ -104,6 +104,45 @@ static void test_write(void)
     ernic_rig_stop(r);
 }
 
+/*
+ * A doorbell is served within its MMIO write (docs/engine.md,
+ * "Doorbells"): when QEMU acknowledges the SQPIi write, all the WRITE's
+ * request frames (FIRST, MIDDLEs, LAST) are already on the wire, before
+ * any main loop turn or clock step. Before, they left from the next
+ * turn's bottom half, after the acknowledgement.
+ */
+#define ERNIC_TX_BUDGET_QP      64      /* hw/rdma/ernic_core.h */
+
+static void test_doorbell_inline(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    uint8_t f[FRAME_MAX];
+    size_t len;
+    g_autofree uint8_t *p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF,
+                                                  10000, 5);
+
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, 10000, MR_VA, RKEY, 0, NULL);
+    for (int k = 0; k < ERNIC_TX_BUDGET_QP; k++) {
+        g_assert_true(ernic_rig_wire_read(r->d[0].fd, f, &len));
+        g_assert_cmphex(f[F_BTH], ==, k == 0 ? 0x06 : f[F_BTH] == 0x08 ?
+                        0x08 : 0x07);
+        ernic_rig_wire_write(r->d[1].fd, f, len);
+        if (f[F_BTH] == 0x08) {
+            break;
+        }
+    }
+    g_assert_cmphex(f[F_BTH], ==, 0x08);
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, 10000);
+    /* RESPHNDSTS[16]: no SQ doorbell outstanding any more. */
+    g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_RESPHNDSTS) &
+                    ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, !=, 0);
+    ernic_rig_stop(r);
+}
+
 static void test_read(void)
 {
     ErnicRig *r = ernic_rig_start(NULL);
@@ -1604,6 +1643,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/ipv6", test_ipv6);
     qtest_add_func("/ernic/rc/send", test_send);
     qtest_add_func("/ernic/rc/write", test_write);
+    qtest_add_func("/ernic/rc/doorbell-inline", test_doorbell_inline);
     qtest_add_func("/ernic/rc/read", test_read);
     qtest_add_func("/ernic/rc/bidirectional", test_bidirectional);
     qtest_add_func("/ernic/rc/loopback", test_loopback);

@@ -79,12 +79,19 @@ static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
     return ernic_core_read(&s->core, addr, size);
 }
 
+/*
+ * Every handler that can start device work counts itself as ernic code on
+ * the stack (ernic_dma_enter()): the device's DMA can reach another ernic's
+ * registers. Reads start nothing.
+ */
 static void ernic_mmio_write(void *opaque, hwaddr addr, uint64_t val,
                              unsigned size)
 {
     ErnicState *s = opaque;
 
+    ernic_dma_enter();
     ernic_core_write(&s->core, addr, val, size);
+    ernic_dma_leave();
 }
 
 /*
@@ -123,15 +130,34 @@ static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
 {
     ErnicState *s = opaque;
 
+    ernic_dma_enter();
     ernic_eth_write(&s->core, addr, val, size);
+    ernic_dma_leave();
 }
 
 static const MemoryRegionOps ernic_eth_ops =
     ERNIC_MMIO_OPS(ernic_eth_mmio_read, ernic_eth_mmio_write);
 
-/* The doorbell pages' handlers take the core itself as their opaque. */
+static uint64_t ernic_udb_mmio_read(void *opaque, hwaddr addr,
+                                    unsigned size)
+{
+    ErnicState *s = opaque;
+
+    return ernic_udb_read(&s->core, addr, size);
+}
+
+static void ernic_udb_mmio_write(void *opaque, hwaddr addr, uint64_t val,
+                                 unsigned size)
+{
+    ErnicState *s = opaque;
+
+    ernic_dma_enter();
+    ernic_udb_write(&s->core, addr, val, size);
+    ernic_dma_leave();
+}
+
 static const MemoryRegionOps ernic_udb_ops =
-    ERNIC_MMIO_OPS(ernic_udb_read, ernic_udb_write);
+    ERNIC_MMIO_OPS(ernic_udb_mmio_read, ernic_udb_mmio_write);
 
 static bool ernic_nc_can_receive(NetClientState *nc)
 {
@@ -163,7 +189,9 @@ static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
 {
     ErnicState *s = qemu_get_nic_opaque(nc);
 
+    ernic_dma_enter();
     ernic_link_receive(&s->core, buf, size);
+    ernic_dma_leave();
     return size;
 }
 
@@ -353,7 +381,7 @@ static bool ernic_init_bars(ErnicState *s, Error **errp)
                      PCI_BASE_ADDRESS_SPACE_MEMORY, &s->eth);
     if (s->ext) {
         /* ERNIC-X doorbell pages of user QPs (docs/extension.md). */
-        memory_region_init_io(&s->udb, OBJECT(s), &ernic_udb_ops, &s->core,
+        memory_region_init_io(&s->udb, OBJECT(s), &ernic_udb_ops, s,
                               "ernic-udb", ERNIC_UDB_BAR_SIZE);
         pci_register_bar(pci_dev, ERNIC_BAR_UDB,
                          PCI_BASE_ADDRESS_SPACE_MEMORY, &s->udb);

@@ -135,7 +135,7 @@ static void ernic_core_qdepth_written(ErnicCore *c, const ErnicRegWrite *w)
 static void ernic_core_sqpi_written(ErnicCore *c, const ErnicRegWrite *w)
 {
     c->qp[w->qpn].db_warned = false;
-    ernic_up_kick(c, w->qpn);
+    ernic_engine_doorbell(c, w->qpn);
 }
 
 static void ernic_core_qpconf_written(ErnicCore *c, const ErnicRegWrite *w)
@@ -492,6 +492,28 @@ static void ernic_core_vm_state(void *opaque, bool running, RunState state)
     }
 }
 
+/* The bottom halves count as ernic code on the stack (ernic_dma_enter()). */
+static void ernic_core_tx_bh(void *opaque)
+{
+    ernic_dma_enter();
+    ernic_engine_tx_bh(opaque);
+    ernic_dma_leave();
+}
+
+static void ernic_core_lo_bh(void *opaque)
+{
+    ernic_dma_enter();
+    ernic_link_loopback_bh(opaque);
+    ernic_dma_leave();
+}
+
+static void ernic_core_eth_bh(void *opaque)
+{
+    ernic_dma_enter();
+    ernic_eth_bh(opaque);
+    ernic_dma_leave();
+}
+
 void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
                         const uint8_t *mac, ErnicTxFn tx, void *tx_opaque)
 {
@@ -503,9 +525,9 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
     c->tx = tx;
     c->tx_opaque = tx_opaque;
     memcpy(c->mac, mac, sizeof(c->mac));
-    c->sq_bh = qemu_bh_new_guarded(ernic_engine_tx_bh, c, guard);
-    c->lo_bh = qemu_bh_new_guarded(ernic_link_loopback_bh, c, guard);
-    c->eth_bh = qemu_bh_new_guarded(ernic_eth_bh, c, guard);
+    c->sq_bh = qemu_bh_new_guarded(ernic_core_tx_bh, c, guard);
+    c->lo_bh = qemu_bh_new_guarded(ernic_core_lo_bh, c, guard);
+    c->eth_bh = qemu_bh_new_guarded(ernic_core_eth_bh, c, guard);
     c->vmse = qemu_add_vm_change_state_handler(ernic_core_vm_state, c);
     c->up_rx = ernic_net_rx;
     c->up_qp_stop = ernic_engine_stop_qp;

@@ -623,9 +623,21 @@ extern const VMStateDescription ernic_vmstate_reconic;
 bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
 bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
                      uint64_t len);
-/* Engage the re-entrancy guard for a timer; false if it already was. */
+/*
+ * Engage the re-entrancy guard for a timer (false if it already was);
+ * both count the timer as ernic code on the stack (ernic_dma_enter()).
+ */
 bool ernic_dma_guard_enter(ErnicCore *c);
 void ernic_dma_guard_exit(ErnicCore *c, bool entered);
+/*
+ * ernic code on the stack, of every ernic in the process: MMIO handlers,
+ * bottom halves, receive and timers enter and leave. A doorbell is served
+ * within its MMIO write only when that write is all there is
+ * (ernic_dma_alone(); docs/security.md, rule 4).
+ */
+void ernic_dma_enter(void);
+void ernic_dma_leave(void);
+bool ernic_dma_alone(void);
 
 /* ernic_irq.c: the ERNIC interrupt (vector 0) and the board's (1) */
 void ernic_irq_update(ErnicCore *c, bool notify);
@@ -884,6 +896,7 @@ void ernic_resp_ack_timer(void *opaque);
 
 /* ernic_engine.c: the transmit bottom half, QPs stopped and reset */
 void ernic_engine_tx_bh(void *opaque);
+void ernic_engine_doorbell(ErnicCore *c, uint32_t qpn);
 void ernic_engine_stop_qp(ErnicCore *c, uint32_t qpn);
 void ernic_engine_reset_qp(ErnicCore *c, uint32_t qpn);
 void ernic_engine_qpconf_written(ErnicCore *c, uint32_t qpn, uint32_t old);

@@ -56,6 +56,7 @@ bool ernic_dma_guard_enter(ErnicCore *c)
 {
     MemReentrancyGuard *g = &DEVICE(c->owner)->mem_reentrancy_guard;
 
+    ernic_dma_enter();
     if (g->engaged_in_io) {
         return false;
     }
@@ -68,4 +69,28 @@ void ernic_dma_guard_exit(ErnicCore *c, bool entered)
     if (entered) {
         DEVICE(c->owner)->mem_reentrancy_guard.engaged_in_io = false;
     }
+    ernic_dma_leave();
+}
+
+/*
+ * Device DMA can reach another ernic's registers, and a hub delivers a
+ * frame inside the sender's transmit: an ernic may find another's (or its
+ * own) engine below it on the stack. All of it runs under the BQL, so one
+ * count serves every device of the process.
+ */
+static unsigned ernic_nesting;
+
+void ernic_dma_enter(void)
+{
+    ernic_nesting++;
+}
+
+void ernic_dma_leave(void)
+{
+    ernic_nesting--;
+}
+
+bool ernic_dma_alone(void)
+{
+    return ernic_nesting == 1;
 }

@@ -1,9 +1,10 @@
 /*
  * ERNIC engine: the top of the packet engine. The transmit bottom half
- * runs each QP's READ responder and requester in turn; a QP that stops
- * (FATAL, recovery) or starts again has all three engines stopped or
- * reset here; and the QPCONFi writes of PG332's QP deletion and fatal
- * recovery procedures (ch.6 pp.61-63) act on them.
+ * runs each QP's READ responder and requester in turn, and an SQPIi
+ * doorbell runs its own QP's at once (docs/engine.md, "Doorbells"); a
+ * QP that stops (FATAL, recovery) or starts again has all three engines
+ * stopped or reset here; and the QPCONFi writes of PG332's QP deletion
+ * and fatal recovery procedures (ch.6 pp.61-63) act on them.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -110,6 +111,26 @@ void ernic_engine_qpconf_written(ErnicCore *c, uint32_t qpn, uint32_t old)
 }
 
 /*
+ * One QP's turn: its READ responder first (the peer is waiting on the
+ * responses), then its requester, within @budget packets. True if it has
+ * more to send.
+ */
+static bool ernic_engine_serve_qp(ErnicCore *c, uint32_t qpn,
+                                  unsigned *budget)
+{
+    bool more = ernic_resp_run(c, qpn, budget);
+
+    return ernic_req_run(c, qpn, budget) || more;
+}
+
+/* RESPHNDSTS[16] reads 1 again once no QP has a doorbell outstanding. */
+static void ernic_engine_idle(ErnicCore *c)
+{
+    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |=
+        ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+}
+
+/*
  * The transmit bottom half: requesters and READ responders of every QP
  * with work, round robin, ERNIC_TX_BUDGET packets per QP and
  * ERNIC_TURN_BUDGET for the whole turn; the next turn starts after the
@@ -120,7 +141,6 @@ void ernic_engine_tx_bh(void *opaque)
     ErnicCore *c = opaque;
     uint32_t n = c->num_qp + 1, k, qpn;
     unsigned turn = ERNIC_TURN_BUDGET;
-    bool again = false;
 
     if (!ernic_may_run()) {
         return;
@@ -133,9 +153,7 @@ void ernic_engine_tx_bh(void *opaque)
         if (!test_and_clear_bit(qpn, c->sq_pending)) {
             continue;
         }
-        /* Responses first: the peer is waiting on them. */
-        more = ernic_resp_run(c, qpn, &budget);
-        more |= ernic_req_run(c, qpn, &budget);
+        more = ernic_engine_serve_qp(c, qpn, &budget);
         turn -= MIN(turn, ERNIC_TX_BUDGET - budget);
         /* Held up by the backend: this QP runs again on resume. */
         if (more || c->tx_blocked) {
@@ -143,15 +161,46 @@ void ernic_engine_tx_bh(void *opaque)
         }
         c->sq_rr = (qpn + 1) % n;
     }
-    again = find_first_bit(c->sq_pending, n) < n;
     if (c->tx_blocked) {
         /* ernic_link_resume() reschedules us. */
         return;
     }
-    if (again) {
+    if (find_first_bit(c->sq_pending, n) < n) {
         qemu_bh_schedule(c->sq_bh);
         return;
     }
-    c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] |=
-        ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
+    ernic_engine_idle(c);
+}
+
+/*
+ * SQPIi was written. The QP is served at once, within the MMIO write, for
+ * ERNIC_TX_BUDGET packets (as QEMU NICs such as e1000 transmit): the WQE
+ * is fetched and its first frames sent before the guest's next
+ * instruction, instead of after the main loop's next turn, which under
+ * TCG can be milliseconds away (docs/engine.md, "Doorbells"). What is
+ * left goes to the bottom half.
+ *
+ * Only when this write is the only ernic code on the stack: a write from
+ * another device's DMA, or from under a hub's delivery, could otherwise
+ * run an engine inside another's, or inside its own (docs/security.md,
+ * rule 4). Those, and a backend that is full or a VM that is not running,
+ * wait for the bottom half as before.
+ */
+void ernic_engine_doorbell(ErnicCore *c, uint32_t qpn)
+{
+    uint32_t n = c->num_qp + 1;
+    unsigned budget = ERNIC_TX_BUDGET;
+
+    ernic_up_kick(c, qpn);
+    if (!ernic_dma_alone() || c->tx_blocked || !ernic_may_run()) {
+        return;
+    }
+    clear_bit(qpn, c->sq_pending);
+    if (ernic_engine_serve_qp(c, qpn, &budget) || c->tx_blocked) {
+        set_bit(qpn, c->sq_pending);
+    }
+    if (find_first_bit(c->sq_pending, n) >= n) {
+        qemu_bh_cancel(c->sq_bh);
+        ernic_engine_idle(c);
+    }
 }
