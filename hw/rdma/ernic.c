@@ -43,6 +43,8 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "qom/object.h"
+#include "hw/core/cpu.h"
+#include "qemu/main-loop.h"
 #include "system/hostmem.h"
 #include "ernic_core.h"
 #include "trace.h"
@@ -72,11 +74,40 @@ struct ErnicState {
     ErnicReconic rn;
 };
 
+/*
+ * A vCPU spinning on a status register (RecoNIC's poll_cq_cidb() reads
+ * CQHEADi in a tight loop) gives its host CPU away at each read that finds
+ * nothing new, as KVM's pause-loop exiting does for a spinning guest.
+ * Otherwise the host scheduler lets it run for its whole slice (2-4 ms
+ * measured, HZ 250) while the main loop, woken by the very frame that ends
+ * the spin, waits runnable on the same CPU (docs/engine.md, "Doorbells").
+ */
+static void ernic_mmio_spin_yield(ErnicState *s)
+{
+    MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = g->engaged_in_io;
+
+    /*
+     * The read is over: with the BQL let go, the main loop may run the
+     * engine, and another vCPU may ring a doorbell, which the guard
+     * would refuse as re-entrant if it stayed engaged meanwhile.
+     */
+    g->engaged_in_io = false;
+    bql_unlock();
+    g_thread_yield();
+    bql_lock();
+    g->engaged_in_io = engaged;
+}
+
 static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     ErnicState *s = opaque;
+    uint64_t val = ernic_core_read(&s->core, addr, size);
 
-    return ernic_core_read(&s->core, addr, size);
+    if (current_cpu && ernic_core_spinning(&s->core, addr, val)) {
+        ernic_mmio_spin_yield(s);
+    }
+    return val;
 }
 
 /*

@@ -364,6 +364,34 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
     return val;
 }
 
+/*
+ * Whether @val, just read at @addr, is CQHEADi or STATRQPIDBi unchanged
+ * since the last read of it: software polling for a completion or a
+ * receive and finding none yet (the PG332 ch.6 and RecoNIC way of
+ * waiting). Host-side only: it changes no register and is not migrated.
+ */
+bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
+{
+    uint32_t qpn, *last;
+    hwaddr off;
+
+    if (addr < ERNIC_QP_BASE || addr >= ERNIC_EXT_BASE) {
+        return false;
+    }
+    qpn = (addr - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
+    off = (addr - ERNIC_QP_BASE) % ERNIC_QP_STRIDE;
+    if (qpn > c->num_qp ||
+        (off != ERNIC_CQHEAD && off != ERNIC_STATRQPIDB)) {
+        return false;
+    }
+    last = &c->qp[qpn].polled[off == ERNIC_STATRQPIDB];
+    if (*last != val) {
+        *last = val;
+        return false;
+    }
+    return true;
+}
+
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,
                       unsigned size)
 {

@@ -221,6 +221,8 @@ typedef struct ErnicQP {
     uint32_t qpn;
     ErnicQpState state;         /* as last traced */
     bool db_warned;             /* ernic_req_can_run() has logged */
+    /* CQHEADi and STATRQPIDBi as last read: a vCPU spinning on them */
+    uint32_t polled[2];
     /*
      * Send queue position of the next WQE to fetch, as a slot index
      * (0 .. SQ depth - 1). Not a register: STATCURSQPTRi reports it.
@@ -931,6 +933,7 @@ void ernic_core_realize(ErnicCore *c, PCIDevice *owner, uint32_t num_qp,
 void ernic_core_unrealize(ErnicCore *c);
 void ernic_core_reset(ErnicCore *c);
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
+bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
 
 /* ernic_udb.c: BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
