@@ -11,7 +11,7 @@
 # budget of CQHEADi reads (RecoNIC's poll_cq_cidb() gives up after 1000).
 # usage: guest-reconic-test.sh [--reps N] [--budget READS] [--card MODE]
 #                              [--trace] [--check] WORKDIR
-#   --reps: the matrix's repetitions (default 0: no matrix)
+#   --reps: the matrix's repetitions (default 3; 0: no matrix)
 #   --budget: CQHEADi reads per completion (default 10000, ten times
 #             RecoNIC's, so that a loaded CI host cannot fail it; 0: none)
 #   --card: own (default: card-mem, preallocated), memdev (a
@@ -23,7 +23,7 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
 
-reps=0 budget=10000 card=own trace=0
+reps=3 budget=10000 card=own trace=0
 while [ $# -gt 0 ]; do
     case $1 in
     --reps) reps=$2; shift 2 ;;
