@@ -487,9 +487,20 @@ enum {
 
 static const uint32_t m_size[M_SIZES] = { 128, 4096, 65536 };
 static const char *const m_opname[] = { "write", "read", "send" };
-static const char *const m_locname[] = {
-    "card->card", "host->card", "card->host", "host->host",
-};
+/* "from->to": our buffer and the server's, in the direction data goes. */
+static const char *m_where(unsigned op, unsigned loc)
+{
+    static char name[16];
+    const char *me = loc & MLOC_LHOST ? "host" : "card";
+    const char *peer = loc & MLOC_RHOST ? "host" : "card";
+
+    if (op == 2) {
+        return me;                      /* SENDs land in the server's RQ */
+    }
+    snprintf(name, sizeof(name), "%s->%s", op == 1 ? peer : me,
+             op == 1 ? me : peer);
+    return name;
+}
 static unsigned reps;
 static double m_us[M_CELLS][M_REPS_MAX];
 static unsigned m_reads[M_CELLS][M_REPS_MAX];
@@ -554,7 +565,7 @@ static void m_one(struct qp *qp, struct buf *lhost, struct msg *srv,
     recv_msg(&m);
     if (m.status) {
         say("FAIL matrix %s %s %u: the server's check", m_opname[op],
-            m_locname[loc], len);
+            m_where(op, loc), len);
         failures++;
     }
 }
@@ -575,8 +586,7 @@ static void m_report_cells(void)
             rmax = rmax > m_reads[cell][r] ? rmax : m_reads[cell][r];
         }
         say("matrix %s %s %u: first %.0f us, later median %.0f us, max "
-            "%.0f us, CQHEADi reads max %u", m_opname[op],
-            op != 2 ? m_locname[loc] : loc & MLOC_LHOST ? "host" : "card",
+            "%.0f us, CQHEADi reads max %u", m_opname[op], m_where(op, loc),
             m_size[cell % M_SIZES], v[0],
             reps > 1 ? pct(v + 1, reps - 1, 50) : v[0],
             pct(v, reps, 100), rmax);
