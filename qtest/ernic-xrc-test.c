@@ -313,6 +313,30 @@ static uint8_t read_req(ErnicRig *r, uint32_t psn, uint32_t n, uint8_t *ans)
 }
 
 /*
+ * Bytes after the headers of an XRC opcode without payload (a READ
+ * request with 4 more) are a length error, as for RC: dropped, logged
+ * in the error buffer with PG332 Table 2-3's syndrome, not answered,
+ * the QP still usable. Before, an XRC packet was parsed as RC only after
+ * those checks, and the READ was answered.
+ */
+static void test_trailing(void)
+{
+    ErnicRig *r = xrc_pair(FEAT);
+    uint8_t f[FRAME_MAX], ext[20], ans[FRAME_MAX];
+    size_t len;
+
+    stl_be_p(ext, SRQ_N);
+    ernic_rig_reth(ext + 4, MR_VA, RKEY, 64);
+    len = ernic_rig_inject(r, f, OPC_XRC | 0x0c, QPN_B, PSN_A, ext, 20, 4);
+    ernic_rig_wire_write(r->d[1].fd, f, len);
+    ernic_rig_poll_reg(r, 1, ERNIC_ERRBUFWPTR, 0xffff, 1);
+    ernic_rig_check_errbuf(r, 1, 1, ERNIC_SYND_PMTU, f);
+    g_assert_false(ernic_rig_wire_read(r->d[1].fd, ans, &len));
+    g_assert_cmphex(read_req(r, PSN_A, SRQ_N, ans), ==, OPC_XRC | 0x10);
+    ernic_rig_stop(r);
+}
+
+/*
  * A duplicate request to a target has its keys checked against the PD
  * of the SRQ it names, not of the last request's: a READ through SRQ_N
  * (PD_NUM, RKEY's), a SEND through SRQ 4 of the same domain and another
@@ -430,6 +454,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/xrc/rdma", test_rdma);
     qtest_add_func("/ernic/xrc/refused", test_refused);
     qtest_add_func("/ernic/xrc/duplicate", test_duplicate);
+    qtest_add_func("/ernic/xrc/trailing", test_trailing);
     qtest_add_func("/ernic/xrc/flush", test_flush);
     qtest_add_func("/ernic/xrc/off", test_off);
     qtest_add_func("/ernic/xrc/not-uc", test_not_uc);

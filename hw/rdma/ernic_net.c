@@ -62,6 +62,23 @@ static uint32_t ernic_net_check_qp(ErnicCore *c, const ErnicPkt *pkt)
     return synd;
 }
 
+/*
+ * An XRC QP's packet gets the check ernic_wire_parse() makes of RC
+ * packets once it is parsed as the RC packet it carries (ernic_xrc.c):
+ * bytes after the headers of an opcode without payload are a length
+ * error (PG332 Table 2-3); the packet is dropped and logged.
+ */
+static uint32_t ernic_net_check_xrc(ErnicCore *c, const ErnicPkt *pkt)
+{
+    ErnicPkt x;
+
+    if (!ernic_xrc_accept(c, pkt->dqpn, pkt, &x)) {
+        return 0;
+    }
+    return x.paylen && (x.flags & ERNIC_OPF_VALID) &&
+           !(x.flags & ERNIC_OPF_PAYLOAD) ? ERNIC_SYND_PMTU : 0;
+}
+
 /* A packet that passed every check, to the engine that takes it. */
 static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
 {
@@ -156,6 +173,9 @@ void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len)
         return;
     }
     synd |= ernic_net_check_dst_ip(c, &pkt) | ernic_net_check_qp(c, &pkt);
+    if (!synd) {
+        synd = ernic_net_check_xrc(c, &pkt);
+    }
     if (synd) {
         ernic_err_rx(c, buf, len, synd, pkt.dqpn);
         return;
