@@ -116,7 +116,7 @@ struct ernic_srq {
 	/* XRC (ERNIC-X XRC): its CQ polls the WQEs written back */
 	struct ernic_cq *xrc_cq;
 	struct list_node xrc_node;
-	uint32_t xrc_ci;		/* first slot the device took, unseen */
+	uint32_t xrc_ci;		/* oldest slot posted, not reported */
 	void *map[ERNIC_USRQ_NR];
 	size_t len[ERNIC_USRQ_NR];
 	uint8_t *ring;			/* 64-byte receive WQEs */

@@ -326,21 +326,21 @@ static void ernic_srq_xrc_wc(struct ernic_srq *srq, uint32_t slot,
 }
 
 /*
- * An XRC SRQ's completions (docs/extension.md, "XRC"): the WQEs the
- * device took (up to SRQCIn, read from its doorbell page) that it has
- * written back, marked done in bytes 12-15 with the target QP. They are
- * reported as they are found, so a long message still arriving on one
- * target QP holds up none of the others'.
+ * An XRC SRQ's completions (docs/extension.md, "XRC"): the posted WQEs
+ * that the device has written back, marked done in bytes 12-15 with the
+ * target QP. They are reported as they are found, so a long message
+ * still arriving on one target QP holds up none of the others'. Only
+ * memory is read: a poll of an idle CQ costs no MMIO read, which would
+ * be an exit to the hypervisor.
  */
 int ernic_srq_poll_xrc(struct ernic_srq *srq, int n, struct ibv_wc *wc)
 {
-	uint32_t taken, slot, k, mark;
+	uint32_t posted, slot, k, mark;
 	int got = 0;
 
 	pthread_spin_lock(&srq->lock);
-	taken = (mmio_read32((void *)(srq->udb + ERNIC_UDB_SRQCI / 4)) -
-		 srq->xrc_ci + srq->depth) % srq->depth;
-	for (k = 0; k < taken && got < n; k++) {
+	posted = (srq->pi - srq->xrc_ci + srq->depth) % srq->depth;
+	for (k = 0; k < posted && got < n && srq->outstanding; k++) {
 		slot = (srq->xrc_ci + k) % srq->depth;
 		if (!srq->busy[slot])
 			continue;
@@ -352,7 +352,7 @@ int ernic_srq_poll_xrc(struct ernic_srq *srq, int n, struct ibv_wc *wc)
 		udma_from_device_barrier();
 		ernic_srq_xrc_wc(srq, slot, mark, &wc[got++]);
 	}
-	while (taken-- && !srq->busy[srq->xrc_ci])
+	while (srq->xrc_ci != srq->pi && !srq->busy[srq->xrc_ci])
 		srq->xrc_ci = (srq->xrc_ci + 1) % srq->depth;
 	pthread_spin_unlock(&srq->lock);
 	return got;
