@@ -259,23 +259,30 @@ static void test_rn_layout(void)
 }
 
 /*
- * examples/rdma_test/write.c: the client WRITEs from its card memory to
- * the server's, whose region is registered with VA == its card address.
+ * examples/rdma_test/write.c: the client WRITEs 64 KiB from its card
+ * memory at @src to the server's at @dst, whose region is registered with
+ * VA == its card address.
  */
+static void rn_card_to_card(ErnicRig *r, RnQp *qp, uint64_t src,
+                            uint64_t dst, uint32_t seed)
+{
+    g_autofree uint8_t *p = NULL;
+
+    rn_mr(r, 1, CARD(dst), 0x10000);
+    p = rn_card_pattern(r, 0, src, 0x10000, seed);
+    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(src), 0x10000, CARD(dst));
+    rn_post(r, 0, &qp[0], 1);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
+    rn_card_check(r, 1, dst, p, 0x10000);
+}
+
 static void test_rn_write(void)
 {
     RnQp qp[NDEV] = { 0 };
-    g_autofree uint8_t *p = NULL;
     ErnicRig *r;
 
     r = rn_start(qp, false);
-    rn_mr(r, 1, CARD(0x100000), 0x10000);
-    p = rn_card_pattern(r, 0, 0x200000, 0x10000, 1);
-    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0x200000), 0x10000,
-           CARD(0x100000));
-    rn_post(r, 0, &qp[0], 1);
-    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
-    rn_card_check(r, 1, 0x100000, p, 0x10000);
+    rn_card_to_card(r, qp, 0x200000, 0x100000, 1);
     /* Not one byte went to host memory at the same offsets. */
     g_assert_cmphex(qtest_readl(r->qts, 0x100000), ==, 0);
     g_assert_cmphex(ernic_rig_rd(r, 1, ERNIC_IPKTERRQWPTR), ==, 0);
@@ -289,7 +296,6 @@ static void test_rn_write(void)
 static void test_rn_card_memdev(void)
 {
     RnQp qp[NDEV] = { 0 };
-    g_autofree uint8_t *p = NULL;
     ErnicRig *r;
 
     r = rn_start_dev(qp, false, "layout=reconic,card-memdev=card@",
@@ -297,13 +303,7 @@ static void test_rn_card_memdev(void)
                      " -object memory-backend-ram,id=card1,size=8M");
     g_assert_cmphex(r->d[0].card_size, ==, 8 << 20);
     g_assert_cmphex(r->d[1].card_size, ==, 8 << 20);
-    rn_mr(r, 1, CARD(0x700000), 0x10000);
-    p = rn_card_pattern(r, 0, 0x7f0000, 0x10000, 7);
-    rn_wqe(r, 0, &qp[0], 0, ERNIC_OP_WRITE, CARD(0x7f0000), 0x10000,
-           CARD(0x700000));
-    rn_post(r, 0, &qp[0], 1);
-    g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_CQHEAD), ==, 1);
-    rn_card_check(r, 1, 0x700000, p, 0x10000);
+    rn_card_to_card(r, qp, 0x7f0000, 0x700000, 7);
     ernic_rig_stop(r);
 }
 
