@@ -34,9 +34,22 @@ static double now(void)
  * of @len from @laddr to MR_VA through @rkey. Returns how many: a batch
  * ends at the end of the ring at the latest.
  */
+/*
+ * ERNIC_BENCH_SPREAD=BYTES: consecutive messages of the engine benchmark
+ * start BYTES of their size apart in the 8 MiB regions (wrapping), so
+ * that a small message's working set can be made as large as an 8 MiB
+ * one's. 0 (default): every message at the start of the region.
+ */
+static uint32_t spread_len(uint32_t len, uint32_t limit)
+{
+    const char *env = getenv("ERNIC_BENCH_SPREAD");
+
+    return env && len <= limit / 2 ? MIN(strtoul(env, NULL, 0), limit) : 0;
+}
+
 static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
                      uint8_t op, uint32_t len, uint64_t laddr, uint32_t rkey,
-                     int n)
+                     int n, uint32_t spread)
 {
     uint8_t wqes[BATCH * ERNIC_WQE_SIZE] = { 0 };
     uint32_t first = *sqpi % SQ_DEPTH;
@@ -44,12 +57,14 @@ static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
     n = MIN(MIN(n, BATCH), SQ_DEPTH - first);
     for (int k = 0; k < n; k++) {
         uint8_t *w = wqes + k * ERNIC_WQE_SIZE;
+        uint64_t off = spread ? (uint64_t)(*sqpi + k) * len % spread : 0;
 
+        off = off + len > spread ? 0 : off;
         stw_le_p(w + ERNIC_WQE_WRID, *sqpi + k);
-        stq_le_p(w + ERNIC_WQE_LADDR, laddr);
+        stq_le_p(w + ERNIC_WQE_LADDR, laddr + off);
         stl_le_p(w + ERNIC_WQE_LENGTH, len);
         w[ERNIC_WQE_OPCODE] = op;
-        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA);
+        stq_le_p(w + ERNIC_WQE_ROFFSET, MR_VA + off);
         stl_le_p(w + ERNIC_WQE_RTAG, rkey);
     }
     qtest_memwrite(r->qts, sq + first * ERNIC_WQE_SIZE, wqes,
@@ -62,7 +77,7 @@ static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
 static int post_batch(ErnicRig *r, uint8_t op, uint32_t len, int n)
 {
     return post_wqes(r, QPN_A, DEV_BASE(0) + SQ_OFF, &r->d[0].sqpi, op, len,
-                     DEV_BASE(0) + SRC_OFF, RKEY, n);
+                     DEV_BASE(0) + SRC_OFF, RKEY, n, 0);
 }
 
 /* Relay frames until the posted WQEs have completed. */
@@ -241,7 +256,7 @@ static double qemu_cpu_s(ErnicRig *r)
 static int post_big(ErnicRig *r, uint8_t op, uint32_t len, int n)
 {
     return post_wqes(r, QPN_A, DEV_BASE(0) + SQ_OFF, &r->d[0].sqpi, op, len,
-                     BIG(0), BIG_RKEY, n);
+                     BIG(0), BIG_RKEY, n, spread_len(len, BIG_LEN));
 }
 
 /* Wait for the posted WQEs, stepping virtual time when nothing moves. */
@@ -448,7 +463,7 @@ static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint32_t len,
                     int n)
 {
     post_wqes(r, MQ_QPN(k), MQ_BASE(k), sqpi, ERNIC_OP_WRITE, len, BIG(0),
-              BIG_RKEY, n);
+              BIG_RKEY, n, 0);
 }
 
 static bool mq_done(ErnicRig *r, uint32_t nqp, const uint32_t *sqpi)
