@@ -18,6 +18,7 @@
 
 #include <zlib.h>
 #include "ernic-rig.h"
+#include "qemu/cutils.h"
 /* The device's own CRC-32, measured as the engine runs it. */
 #include "../../hw/rdma/ernic_crc32.c"
 
@@ -43,8 +44,12 @@ static double now(void)
 static uint32_t spread_len(uint32_t len, uint32_t limit)
 {
     const char *env = getenv("ERNIC_BENCH_SPREAD");
+    uint64_t spread = 0;
 
-    return env && len <= limit / 2 ? MIN(strtoul(env, NULL, 0), limit) : 0;
+    if (!env || len > limit / 2 || qemu_strtou64(env, NULL, 0, &spread)) {
+        return 0;
+    }
+    return MIN(spread, limit);
 }
 
 static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
