@@ -191,16 +191,15 @@ void ernic_engine_doorbell(ErnicCore *c, uint32_t qpn)
     uint32_t n = c->num_qp + 1;
     unsigned budget = ERNIC_TX_BUDGET;
 
-    ernic_up_kick(c, qpn);
     if (!ernic_dma_alone() || c->tx_blocked || !ernic_may_run()) {
+        ernic_up_kick(c, qpn);
         return;
     }
-    clear_bit(qpn, c->sq_pending);
+    trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+    /* The bottom half is scheduled only for what is left. */
     if (ernic_engine_serve_qp(c, qpn, &budget) || c->tx_blocked) {
-        set_bit(qpn, c->sq_pending);
-    }
-    if (find_first_bit(c->sq_pending, n) >= n) {
-        qemu_bh_cancel(c->sq_bh);
+        ernic_up_pend(c, qpn);
+    } else if (find_first_bit(c->sq_pending, n) >= n) {
         ernic_engine_idle(c);
     }
 }

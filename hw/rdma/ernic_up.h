@@ -8,7 +8,9 @@
  * - ernic_up_kick(): a QP has transmit work (a doorbell, an ACK that
  *   moved the window, a READ to answer). It schedules the transmit
  *   bottom half (ernic_engine_tx_bh()), which runs the QP's READ
- *   responder and requester; nothing is called at once.
+ *   responder and requester; nothing is called at once. ernic_up_pend()
+ *   is the same without the trace, for work left by a doorbell served
+ *   in its MMIO write.
  * - ernic_up_rx(): a frame came off the link (ernic_link.c) and goes to
  *   the receive path (ernic_net_rx()).
  * - ernic_up_qp_stop(): a QP went FATAL (ernic_qp.c); its engines stop
@@ -28,9 +30,12 @@
 #include "qemu/main-loop.h"
 #include "trace.h"
 
-static inline void ernic_up_kick(ErnicCore *c, uint32_t qpn)
+/*
+ * QP @qpn has transmit work for the bottom half: RESPHNDSTS[16] reads 0
+ * until it is done.
+ */
+static inline void ernic_up_pend(ErnicCore *c, uint32_t qpn)
 {
-    trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
     /* RESPHNDSTS[16] reads 1 only while no SQ doorbell is outstanding. */
     c->gcsr[ERNIC_GW(ERNIC_RESPHNDSTS)] &=
         ~ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN;
@@ -42,6 +47,12 @@ static inline void ernic_up_kick(ErnicCore *c, uint32_t qpn)
     if (!test_and_set_bit(qpn, c->sq_pending)) {
         qemu_bh_schedule(c->sq_bh);
     }
+}
+
+static inline void ernic_up_kick(ErnicCore *c, uint32_t qpn)
+{
+    trace_ernic_sq_doorbell(qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+    ernic_up_pend(c, qpn);
 }
 
 static inline void ernic_up_rx(ErnicCore *c, const uint8_t *buf, size_t len)
