@@ -347,7 +347,6 @@ static bool ernic_layout_check(ErnicState *s, Error **errp)
 static bool ernic_reconic_bars(ErnicState *s, Error **errp)
 {
     PCIDevice *pci_dev = PCI_DEVICE(s);
-
     MemoryRegion *card = NULL;
 
     if (s->card_memdev) {

@@ -372,19 +372,18 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
  */
 bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
 {
-    uint32_t qpn, *last;
-    hwaddr off;
+    ErnicRegRef r = ernic_core_decode(c, addr);
+    uint32_t *regs, *last;
 
-    if (addr < ERNIC_QP_BASE || addr >= ERNIC_EXT_BASE) {
+    if (!r.qpn || !r.info) {
         return false;
     }
-    qpn = (addr - ERNIC_QP_BASE) / ERNIC_QP_STRIDE + 1;
-    off = (addr - ERNIC_QP_BASE) % ERNIC_QP_STRIDE;
-    if (qpn > c->num_qp ||
-        (off != ERNIC_CQHEAD && off != ERNIC_STATRQPIDB)) {
+    regs = c->qp[r.qpn].regs;
+    if (r.reg != &regs[ERNIC_W(ERNIC_CQHEAD)] &&
+        r.reg != &regs[ERNIC_W(ERNIC_STATRQPIDB)]) {
         return false;
     }
-    last = &c->qp[qpn].polled[off == ERNIC_STATRQPIDB];
+    last = &c->qp[r.qpn].polled[r.reg != &regs[ERNIC_W(ERNIC_CQHEAD)]];
     if (*last != val) {
         *last = val;
         return false;

@@ -63,33 +63,19 @@ static uint32_t ernic_net_check_qp(ErnicCore *c, const ErnicPkt *pkt)
 }
 
 /*
- * An XRC QP's packet gets the check ernic_wire_parse() makes of RC
- * packets once it is parsed as the RC packet it carries (ernic_xrc.c):
- * bytes after the headers of an opcode without payload are a length
- * error (PG332 Table 2-3); the packet is dropped and logged.
+ * A packet that passed every check, to the engine that takes it: @wire as
+ * it came, @pkt as the engines take it (an XRC QP's parsed as RC's).
  */
-static uint32_t ernic_net_check_xrc(ErnicCore *c, const ErnicPkt *pkt)
+static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *wire,
+                               const ErnicPkt *pkt)
 {
-    ErnicPkt x;
+    uint32_t qpn = wire->dqpn;
 
-    if (!ernic_xrc_accept(c, pkt->dqpn, pkt, &x)) {
-        return 0;
-    }
-    return x.paylen && (x.flags & ERNIC_OPF_VALID) &&
-           !(x.flags & ERNIC_OPF_PAYLOAD) ? ERNIC_SYND_PMTU : 0;
-}
-
-/* A packet that passed every check, to the engine that takes it. */
-static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
-{
-    uint32_t qpn = pkt->dqpn;
-    ErnicPkt x;
-
-    ernic_gcsr_set(c, ERNIC_LSTINPKT, pkt->opcode | (qpn & 0xff) << 8 |
-                   (pkt->psn & 0xffff) << 16);
-    trace_ernic_rx(qpn, pkt->opcode, pkt->psn, pkt->paylen);
+    ernic_gcsr_set(c, ERNIC_LSTINPKT, wire->opcode | (qpn & 0xff) << 8 |
+                   (wire->psn & 0xffff) << 16);
+    trace_ernic_rx(qpn, wire->opcode, wire->psn, wire->paylen);
     if (qpn == ERNIC_QP_GSI) {
-        ernic_resp_gsi_receive(c, pkt);
+        ernic_resp_gsi_receive(c, wire);
         return;
     }
     if (ernic_qp_state(c, qpn) != ERNIC_QPS_ENABLED) {
@@ -99,10 +85,6 @@ static void ernic_net_dispatch(ErnicCore *c, const ErnicPkt *pkt)
          */
         ernic_gcsr_count16(c, ERNIC_INALLDRPPKTCNT, true);
         return;
-    }
-    if (ernic_xrc_accept(c, qpn, pkt, &x)) {
-        /* An XRC QP's packets are RC's once parsed (ernic_xrc.c). */
-        pkt = &x;
     }
     if (ernic_ud_qp(c, qpn)) {
         ernic_ud_receive(c, qpn, pkt);
@@ -136,6 +118,29 @@ static void ernic_net_rx_mcast(ErnicCore *c, const ErnicPkt *pkt,
     if (synd) {
         ernic_err_rx(c, pkt->frame, pkt->len, synd, 0);
     }
+}
+
+/*
+ * A unicast packet (its frame @len bytes) with syndromes @synd so far:
+ * dropped and logged if it has any, else dispatched. An XRC QP's packet
+ * is parsed as the RC packet it carries (ernic_xrc.c) and gets the
+ * length check ernic_wire_parse() makes of RC's first.
+ */
+static void ernic_net_take(ErnicCore *c, const ErnicPkt *pkt, size_t len,
+                           uint32_t synd)
+{
+    const ErnicPkt *rc = pkt;
+    ErnicPkt x;
+
+    if (!synd && ernic_xrc_accept(c, pkt->dqpn, pkt, &x)) {
+        rc = &x;
+        synd = ernic_wire_stray_payload(&x) ? ERNIC_SYND_PMTU : 0;
+    }
+    if (synd) {
+        ernic_err_rx(c, pkt->frame, len, synd, pkt->dqpn);
+        return;
+    }
+    ernic_net_dispatch(c, pkt, rc);
 }
 
 void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len)
@@ -173,12 +178,5 @@ void ernic_net_rx(ErnicCore *c, const uint8_t *buf, size_t len)
         return;
     }
     synd |= ernic_net_check_dst_ip(c, &pkt) | ernic_net_check_qp(c, &pkt);
-    if (!synd) {
-        synd = ernic_net_check_xrc(c, &pkt);
-    }
-    if (synd) {
-        ernic_err_rx(c, buf, len, synd, pkt.dqpn);
-        return;
-    }
-    ernic_net_dispatch(c, &pkt);
+    ernic_net_take(c, &pkt, len, synd);
 }

@@ -369,11 +369,20 @@ uint32_t ernic_wire_parse(const uint8_t *f, size_t len, ErnicPkt *pkt,
     pkt->payload = ext;
     pkt->paylen = f + end - ERNIC_ICRC_LEN - pkt->padcnt - ext;
     /* Unknown opcodes go on to the transport checks, which NAK them. */
-    if (pkt->paylen && (pkt->flags & ERNIC_OPF_VALID) &&
-        !(pkt->flags & ERNIC_OPF_PAYLOAD)) {
+    if (ernic_wire_stray_payload(pkt)) {
         synd |= ERNIC_SYND_PMTU;
     }
     return synd;
+}
+
+/*
+ * Bytes after the headers of a known opcode that carries no payload: a
+ * length error (PG332 Table 2-3, syndrome bit 19).
+ */
+bool ernic_wire_stray_payload(const ErnicPkt *pkt)
+{
+    return pkt->paylen && (pkt->flags & ERNIC_OPF_VALID) &&
+           !(pkt->flags & ERNIC_OPF_PAYLOAD);
 }
 
 /*

@@ -231,5 +231,6 @@ bool ernic_wire_parse_place(ErnicPkt *pkt);
  * frame cannot hold its headers.
  */
 bool ernic_wire_parse_xrc(ErnicPkt *pkt);
+bool ernic_wire_stray_payload(const ErnicPkt *pkt);
 
 #endif /* HW_RDMA_ERNIC_WIRE_H */
