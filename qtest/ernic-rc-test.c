@@ -11,8 +11,11 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
+#include <zlib.h>
 #include "ernic-rig.h"
 #include "qemu/cutils.h"
+/* The device's CRC-32, each of its paths checked against zlib's. */
+#include "../../hw/rdma/ernic_crc32.c"
 #include <sched.h>
 #include <sys/wait.h>
 
@@ -568,6 +571,37 @@ static void test_icrc_lengths(void)
     g_assert_cmpuint(ernic_rig_rd(r, 0, ERNIC_RETRYCNTSTS), ==, 0);
     g_free(p);
     ernic_rig_stop(r);
+}
+
+/*
+ * Each path of the device's CRC-32 that this host has (ernic_crc32.c:
+ * zlib's tables, PCLMULQDQ, VPCLMULQDQ with AVX-512), against zlib, for
+ * every length of a 4096-byte-MTU frame and more at 8 alignments, each
+ * continued from a CRC as the ICRC is over a frame's pieces.
+ */
+static void test_crc32_paths(void)
+{
+    enum { MAX_LEN = 4300, ALIGNS = 64 };
+    g_autofree uint8_t *buf = g_malloc(MAX_LEN + ALIGNS);
+    int top = ernic_crc32_path();
+
+    for (size_t i = 0; i < MAX_LEN + ALIGNS; i++) {
+        buf[i] = i * 151 + (i >> 8);
+    }
+    for (int path = 0; path <= top; path++) {
+        ernic_crc_max = path;
+        for (size_t off = 0; off < ALIGNS; off += 9) {
+            for (size_t len = 0; len <= MAX_LEN; len++) {
+                uint32_t seed = len * 0x9e3779b9u;
+
+                g_assert_cmphex(ernic_crc32(seed, buf + off, len), ==,
+                                crc32(seed, buf + off, len));
+            }
+        }
+    }
+    ernic_crc_max = ERNIC_CRC_VPCLMUL;
+    g_test_message("CRC-32 paths checked: %d (0 tables, 1 PCLMULQDQ, "
+                   "2 VPCLMULQDQ)", top + 1);
 }
 
 /*
@@ -1654,6 +1688,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/rc/resend-window", test_resend_window);
     qtest_add_func("/ernic/rc/resend-unanswered", test_resend_unanswered);
     qtest_add_func("/ernic/rc/icrc-lengths", test_icrc_lengths);
+    qtest_add_func("/ernic/rc/crc32-paths", test_crc32_paths);
     qtest_add_func("/ernic/rc/retry-exhausted", test_retry_exhausted);
     qtest_add_func("/ernic/rc/rnr", test_rnr);
     qtest_add_func("/ernic/rc/late-rnr", test_late_rnr);

@@ -87,8 +87,10 @@ foreach t : ['ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test',
              'ernic-place-test', 'ernic-xrc-test', 'ernic-fuzz', 'ernic-soak', 'ernic-bench']
   qtests += {t: [ernic_rig]}
 endforeach
-# The benchmark measures the device's CRC-32 (ernic_crc32.c, zlib below).
+# The benchmark measures the device's CRC-32 (ernic_crc32.c, zlib below),
+# and the rc test checks each of its paths against its own.
 qtests += {'ernic-bench': [ernic_rig, zlib]}
+qtests += {'ernic-rc-test': [ernic_rig, zlib]}
 # ernic: end of the test rig"
 mb=$src/tests/qtest/meson.build
 if [ "$(sed -n '/^# ernic: test rig/,/^# ernic: end of the test rig/p' \
