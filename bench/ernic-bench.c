@@ -30,12 +30,9 @@ static double now(void)
 }
 
 /*
- * Write @n WQEs (at most BATCH) on device 0's QP @qpn, whose SQ is at
- * @sq and whose producer index is *@sqpi, at once, and ring once: @op
- * of @len from @laddr to MR_VA through @rkey. Returns how many: a batch
- * ends at the end of the ring at the latest.
- */
-/*
+ * ERNIC_BENCH_TOPO=unix|hub runs only that topology, ERNIC_BENCH_MIN=BYTES
+ * only messages of at least BYTES (to profile one part).
+ *
  * ERNIC_BENCH_SPREAD=BYTES: consecutive messages of the engine benchmark
  * start BYTES of their size apart in the 8 MiB regions (wrapping), so
  * that a small message's working set can be made as large as an 8 MiB
@@ -52,6 +49,12 @@ static uint32_t spread_len(uint32_t len, uint32_t limit)
     return MIN(spread, limit);
 }
 
+/*
+ * Write @n WQEs (at most BATCH) on device 0's QP @qpn, whose SQ is at
+ * @sq and whose producer index is *@sqpi, at once, and ring once: @op
+ * of @len from @laddr to MR_VA through @rkey. Returns how many: a batch
+ * ends at the end of the ring at the latest.
+ */
 static int post_wqes(ErnicRig *r, uint32_t qpn, uint64_t sq, uint32_t *sqpi,
                      uint8_t op, uint32_t len, uint64_t laddr, uint32_t rkey,
                      int n, uint32_t spread)
@@ -232,22 +235,34 @@ static void bench(void)
 #define FRAME_HDRS      (14 + 20 + 8 + 12 + 16 + 4)  /* IPv4 RC WRITE */
 
 /* CPU seconds (user + system) of QEMU process @pid so far. */
+/*
+ * CPU time of every thread of process @pid, in seconds: the scheduler's
+ * own nanoseconds (/proc/PID/task/TID/schedstat), not /proc/PID/stat's
+ * clock ticks, whose 10 ms made a point's CPU per frame too coarse.
+ */
 static double cpu_s(pid_t pid)
 {
-    g_autofree char *path = g_strdup_printf("/proc/%d/stat", (int)pid);
-    g_autofree char *txt = NULL;
-    unsigned long ut = 0, st = 0;
-    char *p;
+    g_autofree char *dir = g_strdup_printf("/proc/%d/task", (int)pid);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *tid;
+    double t = 0;
 
-    if (!g_file_get_contents(path, &txt, NULL, NULL)) {
-        return 0;
+    while (d && (tid = g_dir_read_name(d))) {
+        g_autofree char *path = g_strdup_printf("%s/%s/schedstat", dir, tid);
+        g_autofree char *txt = NULL;
+        const char *end;
+        uint64_t ns;
+
+        /* "run_ns wait_ns slices": the first field. */
+        if (g_file_get_contents(path, &txt, NULL, NULL) &&
+            !qemu_strtou64(txt, &end, 10, &ns)) {
+            t += ns / 1e9;
+        }
     }
-    p = strrchr(txt, ')');
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-                     "%lu %lu", &ut, &st) != 2) {
-        return 0;
+    if (d) {
+        g_dir_close(d);
     }
-    return (double)(ut + st) / sysconf(_SC_CLK_TCK);
+    return t;
 }
 
 static double qemu_cpu_s(ErnicRig *r)
@@ -430,10 +445,19 @@ static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
         64, 4096, 65536, 1048576, 8388608,
     };
 
+    const char *env = getenv("ERNIC_BENCH_MIN");
+    uint64_t min = 0;
+
+    if (env && qemu_strtou64(env, NULL, 0, &min)) {
+        min = 0;
+    }
     engine_setup(r);
     for (size_t s = 0; s < ARRAY_SIZE(lens); s++) {
         uint64_t b = MAX(bytes, 4ULL * lens[s]);
 
+        if (lens[s] < min) {
+            continue;
+        }
         engine_op(r, topo, "WRITE", ERNIC_OP_WRITE, lens[s], b);
         engine_op(r, topo, "READ", ERNIC_OP_READ, lens[s], b);
         if (lens[s] <= 1048576) {
@@ -578,6 +602,9 @@ static void engine(void)
     g_autofree char *nd1 = g_strdup_printf(
         "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
         path);
+    const char *only = getenv("ERNIC_BENCH_TOPO");
+    bool unix_on = !only || !strcmp(only, "unix");
+    bool hub_on = !only || !strcmp(only, "hub");
     ErnicRig *r;
 
     printf("# ernic-bench engine: no relay, PMTU 4096, 1 QP, %" PRIu64
@@ -589,19 +616,27 @@ static void engine(void)
     printf("%-5s %-6s %8s %9s %10s %9s\n", "topo", "op", "bytes", "Gb/s",
            "msg/s", "cpu_us");
     unlink(path);
-    r = ernic_rig_start_procs(nd0, nd1);
-    g_usleep(200000);           /* the client's connection */
-    engine_topology(r, "unix", bytes);
-    unlink(path);
-    engine_topology(start_hub(""), "hub", bytes);
+    if (unix_on) {
+        r = ernic_rig_start_procs(nd0, nd1);
+        g_usleep(200000);       /* the client's connection */
+        engine_topology(r, "unix", bytes);
+        unlink(path);
+    }
+    if (hub_on) {
+        engine_topology(start_hub(""), "hub", bytes);
+    }
 
     printf("# many QPs at once: WRITEs round-robin, %d per QP per round\n",
            MQ_BATCH);
-    r = ernic_rig_start_procs_extra(nd0, nd1, MQ_OPTS);
-    g_usleep(200000);
-    mq_topology(r, "unix", bytes);
-    unlink(path);
-    mq_topology(start_hub(MQ_OPTS), "hub", bytes);
+    if (unix_on) {
+        r = ernic_rig_start_procs_extra(nd0, nd1, MQ_OPTS);
+        g_usleep(200000);
+        mq_topology(r, "unix", bytes);
+        unlink(path);
+    }
+    if (hub_on) {
+        mq_topology(start_hub(MQ_OPTS), "hub", bytes);
+    }
 }
 
 int main(int argc, char **argv)
