@@ -31,7 +31,8 @@ static double now(void)
 
 /*
  * ERNIC_BENCH_TOPO=unix|hub runs only that topology, ERNIC_BENCH_MIN=BYTES
- * only messages of at least BYTES (to profile one part).
+ * only messages of at least BYTES, ERNIC_BENCH_OP=WRITE|READ|SEND only
+ * that operation (to profile one part).
  *
  * ERNIC_BENCH_SPREAD=BYTES: consecutive messages of the engine benchmark
  * start BYTES of their size apart in the 8 MiB regions (wrapping), so
@@ -312,9 +313,13 @@ static void wait_done(ErnicRig *r, uint8_t op)
 static void engine_op(ErnicRig *r, const char *topo, const char *name,
                       uint8_t op, uint32_t len, uint64_t bytes)
 {
+    const char *only = getenv("ERNIC_BENCH_OP");
     uint64_t msgs = MAX(bytes / len, 2 * BATCH), frames, done;
     double t0, t, c0, c;
 
+    if (only && strcmp(only, name)) {
+        return;
+    }
     frames = msgs * MAX(DIV_ROUND_UP(len, 4096), 1u);
     c0 = qemu_cpu_s(r);
     t0 = now();
