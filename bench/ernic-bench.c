@@ -515,12 +515,12 @@ static void mq_setup_qp(ErnicRig *r, int i, uint32_t k)
     qernic_qp_setup(&r->d[i].e, MQ_QPN(k), PD_NUM, &to, &qc);
 }
 
-/* @n WRITEs of @len on QP MQ_QPN(@k) of device 0, one doorbell. */
-static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint32_t len,
-                    int n)
+/* @n @op (WRITE or READ) of @len on QP MQ_QPN(@k) of device 0, one ring. */
+static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint8_t op,
+                    uint32_t len, int n)
 {
-    post_wqes(r, MQ_QPN(k), MQ_BASE(k), sqpi, ERNIC_OP_WRITE, len, BIG(0),
-              BIG_RKEY, n, 0);
+    post_wqes(r, MQ_QPN(k), MQ_BASE(k), sqpi, op, len, BIG(0), BIG_RKEY, n,
+              0);
 }
 
 /*
@@ -540,9 +540,12 @@ static bool mq_done(ErnicRig *r, uint32_t nqp, const uint32_t *sqpi,
     return true;
 }
 
-/* WRITEs of @len spread over @nqp QPs, MQ_BATCH each per round. */
-static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint32_t len,
-                   uint64_t bytes)
+/*
+ * WRITEs or READs of @len spread over @nqp QPs, MQ_BATCH each per round.
+ * No SENDs: each QP's RQ holds two 4 KiB buffers, so that 255 QPs fit.
+ */
+static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint8_t op,
+                   uint32_t len, uint64_t bytes)
 {
     uint32_t sqpi[MQ_MAX] = { 0 };
     uint64_t msgs = MAX(bytes / len, (uint64_t)nqp * MQ_BATCH), done = 0;
@@ -559,7 +562,7 @@ static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint32_t len,
         unsigned idle = 0;
 
         for (uint32_t k = 0; k < nqp && done < msgs; k++) {
-            mq_post(r, k, &sqpi[k], len, MQ_BATCH);
+            mq_post(r, k, &sqpi[k], op, len, MQ_BATCH);
             done += MQ_BATCH;
         }
         while (!mq_done(r, nqp, sqpi, &first)) {
@@ -568,7 +571,8 @@ static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint32_t len,
     }
     t = now() - t0;
     c = qemu_cpu_s(r) - c0;
-    printf("%-5s %4u QPs WRITE %8u %9.3f %10.0f %9.2f\n", topo, nqp, len,
+    printf("%-5s %4u QPs %-5s %8u %9.3f %10.0f %9.2f\n", topo, nqp,
+           op == ERNIC_OP_READ ? "READ" : "WRITE", len,
            done * (double)len * 8 / t / 1e9, done / t,
            c / (done * DIV_ROUND_UP(len, 4096)) * 1e6);
     fflush(stdout);
@@ -589,8 +593,9 @@ static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
                   BIG_KEY);
     }
     for (size_t n = 0; n < ARRAY_SIZE(nqps); n++) {
-        mq_run(r, topo, nqps[n], 65536, bytes);
-        mq_run(r, topo, nqps[n], 1048576, bytes);
+        mq_run(r, topo, nqps[n], ERNIC_OP_WRITE, 65536, bytes);
+        mq_run(r, topo, nqps[n], ERNIC_OP_WRITE, 1048576, bytes);
+        mq_run(r, topo, nqps[n], ERNIC_OP_READ, 1048576, bytes);
     }
     ernic_rig_stop(r);
 }
@@ -656,7 +661,8 @@ static void engine(void)
         engine_topology(start_hub(""), "hub", bytes);
     }
 
-    printf("# many QPs at once: WRITEs round-robin, %d per QP per round\n",
+    printf("# many QPs at once: WRITEs or READs round-robin, %d per QP "
+           "per round\n",
            MQ_BATCH);
     if (unix_on) {
         r = ernic_rig_start_procs_extra(nd0, nd1, MQ_OPTS);
