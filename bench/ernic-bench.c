@@ -18,6 +18,7 @@
 
 #include <zlib.h>
 #include "ernic-rig.h"
+#include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/cutils.h"
 /* The device's own CRC-32, measured as the engine runs it. */
 #include "../../hw/rdma/ernic_crc32.c"
@@ -273,11 +274,27 @@ static double qemu_cpu_s(ErnicRig *r)
     return r->two_procs ? t + cpu_s(qtest_pid(r->d[1].e.qts)) : t;
 }
 
-/* @n WQEs of QP A at once, ring once; through BIG's region. */
-static int post_big(ErnicRig *r, uint8_t op, uint32_t len, int n)
+/*
+ * SENDs above 1 MiB: a PG332 RQ buffer is 1 MiB at most, so 8 MiB SENDs
+ * (and 1 MiB ones, to compare) go over a second QP pair, XQ_QPN to
+ * XQ_QPN, whose receiver takes them with ERNIC-X receive WQEs
+ * (docs/extension.md, "Receive WQEs"), each naming all of BIG(1).
+ * Device 1 has EXTCTRL RXMETA and RXWQE from the start; QPN_B does not
+ * use them.
+ */
+#define XQ_QPN          4
+#define XQ_BASE(i)      (0x14000000ULL + (uint64_t)(i) * 0x100000)
+#define XQ_RQ_DEPTH     16
+
+static uint32_t xq_sqpi;
+
+/* @n WQEs of QP A (or @xq: XQ_QPN) at once, ring once; through BIG. */
+static int post_big(ErnicRig *r, uint8_t op, uint32_t len, int n, bool xq)
 {
-    return post_wqes(r, QPN_A, DEV_BASE(0) + SQ_OFF, &r->d[0].sqpi, op, len,
-                     BIG(0), BIG_RKEY, n, spread_len(len, BIG_LEN));
+    return post_wqes(r, xq ? XQ_QPN : QPN_A,
+                     xq ? XQ_BASE(0) : DEV_BASE(0) + SQ_OFF,
+                     xq ? &xq_sqpi : &r->d[0].sqpi, op, len, BIG(0),
+                     BIG_RKEY, n, spread_len(len, BIG_LEN));
 }
 
 /*
@@ -296,22 +313,69 @@ static void poll_idle(ErnicRig *r, ErnicRigWire *w, unsigned *idle)
 }
 
 /* Wait for the posted WQEs, stepping virtual time when nothing moves. */
-static void wait_done(ErnicRig *r, uint8_t op)
+static void wait_done(ErnicRig *r, uint8_t op, bool xq)
 {
     ErnicRigWire w = { .step_ns = 20000 };
+    uint32_t qpn = xq ? XQ_QPN : QPN_A, rx = xq ? XQ_QPN : QPN_B;
+    uint32_t sqpi = xq ? xq_sqpi : r->d[0].sqpi;
     unsigned idle = 0;
 
-    while (!ernic_rig_all_done(r, 0, QPN_A)) {
+    while (ernic_rig_qrd(r, 0, qpn, ERNIC_CQHEAD) != sqpi % SQ_DEPTH) {
         poll_idle(r, &w, &idle);
     }
     if (op == ERNIC_OP_SEND) {
-        ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI,
-                      ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB));
+        ernic_rig_qwr(r, 1, rx, ERNIC_RQCI,
+                      ernic_rig_qrd(r, 1, rx, ERNIC_STATRQPIDB));
     }
 }
 
+/* Device 1's receive WQEs and metadata ring for XQ_QPN (disabled yet). */
+static void xq_rx_wqes(ErnicRig *r, uint64_t base)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(XQ_QPN);
+
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABA, base + 0x30000);
+    ernic_rig_wr(r, 1, x + ERNIC_RXMETABAMSB, 0);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF,
+                 ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE);
+    for (uint32_t p = 0; p < XQ_RQ_DEPTH; p++) {
+        uint8_t wqe[ERNIC_RWQE_SIZE] = { 0 };
+
+        /* L_Key 0: a bus address (the reserved L_Key). */
+        stq_le_p(&wqe[ERNIC_SGE_ADDR], BIG(1));
+        stl_le_p(&wqe[ERNIC_SGE_LEN], BIG_LEN);
+        qtest_memwrite(r->d[1].e.qts, base + 0x20000 + p * ERNIC_RWQE_SIZE,
+                       wqe, sizeof(wqe));
+    }
+}
+
+/* XQ_QPN of each device, to the other's, as mq_setup_qp() does. */
+static void xq_setup(ErnicRig *r)
+{
+    for (int i = 0; i < NDEV; i++) {
+        uint64_t base = XQ_BASE(i);
+        QErnicPeer to = { .qpn = XQ_QPN, .ip = r->d[1 - i].e.ip,
+                          .sq_psn = PSN_A, .rq_psn = PSN_A };
+        QErnicQpCfg qc = {
+            .sq = base, .cq = base + 0x10000, .cqdb = base + 0x18000,
+            .rqdb = base + 0x18010, .rq = base + 0x20000,
+            .sq_depth = SQ_DEPTH, .rq_depth = XQ_RQ_DEPTH, .rqbuf = 4096,
+            .pmtu = ERNIC_PMTU_4096, .timeout = 16, .retry = 7,
+            .rnr_retry = 7, .rnr_timer = 1,
+            .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
+        };
+
+        memcpy(to.mac, r->d[1 - i].e.mac, 6);
+        if (i == 1) {
+            xq_rx_wqes(r, base);
+        }
+        qernic_qp_setup(&r->d[i].e, XQ_QPN, PD_NUM, &to, &qc);
+    }
+    xq_sqpi = 0;
+}
+
 static void engine_op(ErnicRig *r, const char *topo, const char *name,
-                      uint8_t op, uint32_t len, uint64_t bytes)
+                      uint8_t op, uint32_t len, uint64_t bytes, bool xq)
 {
     const char *only = getenv("ERNIC_BENCH_OP");
     uint64_t msgs = MAX(bytes / len, 2 * BATCH), frames, done;
@@ -324,11 +388,16 @@ static void engine_op(ErnicRig *r, const char *topo, const char *name,
     c0 = qemu_cpu_s(r);
     t0 = now();
     for (done = 0; done < msgs;) {
-        done += post_big(r, op, len, MIN(BATCH, msgs - done));
-        wait_done(r, op);
+        done += post_big(r, op, len, MIN(BATCH, msgs - done), xq);
+        wait_done(r, op, xq);
     }
     t = now() - t0;
     c = qemu_cpu_s(r) - c0;
+    /* A refused message completes too, and its QP goes FATAL. */
+    g_assert_false(ernic_rig_qrd(r, 0, xq ? XQ_QPN : QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_false(ernic_rig_qrd(r, 1, xq ? XQ_QPN : QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
     printf("%-5s %-6s %8u %9.3f %10.0f %9.2f\n", topo, name, len,
            msgs * (double)len * 8 / t / 1e9, msgs / t, c / frames * 1e6);
     fflush(stdout);
@@ -453,7 +522,11 @@ static void engine_setup(ErnicRig *r)
     cfg.rqbuf = 1024 * 1024;
     cfg.rq_depth = 16;
     cfg.timeout = 16;
+    /* EXTCTRL changes only while ERNIC is disabled: before the pair. */
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL,
+                 ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE);
     ernic_rig_connect_pair(r, &cfg);
+    xq_setup(r);
     for (int i = 0; i < NDEV; i++) {
         qernic_mr(&r->d[i].e, BIG_INDEX, PD_NUM, MR_VA, BIG(i), BIG_LEN,
                   BIG_KEY);
@@ -479,10 +552,13 @@ static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
         if (lens[s] < min) {
             continue;
         }
-        engine_op(r, topo, "WRITE", ERNIC_OP_WRITE, lens[s], b);
-        engine_op(r, topo, "READ", ERNIC_OP_READ, lens[s], b);
+        engine_op(r, topo, "WRITE", ERNIC_OP_WRITE, lens[s], b, false);
+        engine_op(r, topo, "READ", ERNIC_OP_READ, lens[s], b, false);
         if (lens[s] <= 1048576) {
-            engine_op(r, topo, "SEND", ERNIC_OP_SEND, lens[s], b);
+            engine_op(r, topo, "SEND", ERNIC_OP_SEND, lens[s], b, false);
+        }
+        if (lens[s] >= 1048576) {
+            engine_op(r, topo, "SEND-X", ERNIC_OP_SEND, lens[s], b, true);
         }
     }
     ernic_rig_stop(r);
