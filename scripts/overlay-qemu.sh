@@ -88,7 +88,7 @@ foreach t : ['ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test',
   qtests += {t: [ernic_rig]}
 endforeach
 # The benchmark measures the device's CRC-32 (ernic_crc32.c, zlib below),
-# and the rc test checks each of its paths against its own.
+# and the rc test checks each of its paths against zlib's.
 qtests += {'ernic-bench': [ernic_rig, zlib]}
 qtests += {'ernic-rc-test': [ernic_rig, zlib]}
 # ernic: end of the test rig"

@@ -374,16 +374,17 @@ bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
 {
     ErnicRegRef r = ernic_core_decode(c, addr);
     uint32_t *regs, *last;
+    bool cq;
 
     if (!r.qpn || !r.info) {
         return false;
     }
     regs = c->qp[r.qpn].regs;
-    if (r.reg != &regs[ERNIC_W(ERNIC_CQHEAD)] &&
-        r.reg != &regs[ERNIC_W(ERNIC_STATRQPIDB)]) {
+    cq = r.reg == &regs[ERNIC_W(ERNIC_CQHEAD)];
+    if (!cq && r.reg != &regs[ERNIC_W(ERNIC_STATRQPIDB)]) {
         return false;
     }
-    last = &c->qp[r.qpn].polled[r.reg != &regs[ERNIC_W(ERNIC_CQHEAD)]];
+    last = &c->qp[r.qpn].polled[!cq];
     if (*last != val) {
         *last = val;
         return false;
