@@ -32,14 +32,30 @@ static double now(void)
 
 /*
  * ERNIC_BENCH_TOPO=unix|hub runs only that topology, ERNIC_BENCH_MIN=BYTES
- * only messages of at least BYTES, ERNIC_BENCH_OP=WRITE|READ|SEND only
- * that operation (to profile one part).
+ * only messages of at least BYTES, ERNIC_BENCH_OP=WRITE|READ|SEND|SEND-X
+ * only that operation (skip_point(); to profile one part).
  *
  * ERNIC_BENCH_SPREAD=BYTES: consecutive messages of the engine benchmark
  * start BYTES of their size apart in the 8 MiB regions (wrapping), so
  * that a small message's working set can be made as large as an 8 MiB
  * one's. 0 (default): every message at the start of the region.
  */
+/*
+ * Whether the point of operation @name and @len bytes is left out by
+ * ERNIC_BENCH_OP or ERNIC_BENCH_MIN.
+ */
+static bool skip_point(const char *name, uint32_t len)
+{
+    const char *op = getenv("ERNIC_BENCH_OP");
+    const char *env = getenv("ERNIC_BENCH_MIN");
+    uint64_t min = 0;
+
+    if (env && qemu_strtou64(env, NULL, 0, &min)) {
+        min = 0;
+    }
+    return (op && strcmp(op, name)) || len < min;
+}
+
 static uint32_t spread_len(uint32_t len, uint32_t limit)
 {
     const char *env = getenv("ERNIC_BENCH_SPREAD");
@@ -236,7 +252,6 @@ static void bench(void)
 #define BIG_RKEY        ((BIG_INDEX << 8) | BIG_KEY)
 #define FRAME_HDRS      (14 + 20 + 8 + 12 + 16 + 4)  /* IPv4 RC WRITE */
 
-/* CPU seconds (user + system) of QEMU process @pid so far. */
 /*
  * CPU time of every thread of process @pid, in seconds: the scheduler's
  * own nanoseconds (/proc/PID/task/TID/schedstat), not /proc/PID/stat's
@@ -275,9 +290,10 @@ static double qemu_cpu_s(ErnicRig *r)
 }
 
 /*
- * SENDs above 1 MiB: a PG332 RQ buffer is 1 MiB at most, so 8 MiB SENDs
- * (and 1 MiB ones, to compare) go over a second QP pair, XQ_QPN to
- * XQ_QPN, whose receiver takes them with ERNIC-X receive WQEs
+ * SENDs above 1 MiB: the PG332 pair's 16 RQ buffers are of 1 MiB (16 of
+ * 8 MiB, which PG332 allows, do not fit the rig's 64 MiB per device), so
+ * 8 MiB SENDs (and 1 MiB ones, to compare) go over a second QP pair,
+ * XQ_QPN to XQ_QPN, whose receiver takes them with ERNIC-X receive WQEs
  * (docs/extension.md, "Receive WQEs"), each naming all of BIG(1).
  * Device 1 has EXTCTRL RXMETA and RXWQE from the start; QPN_B does not
  * use them.
@@ -377,11 +393,10 @@ static void xq_setup(ErnicRig *r)
 static void engine_op(ErnicRig *r, const char *topo, const char *name,
                       uint8_t op, uint32_t len, uint64_t bytes, bool xq)
 {
-    const char *only = getenv("ERNIC_BENCH_OP");
     uint64_t msgs = MAX(bytes / len, 2 * BATCH), frames, done;
     double t0, t, c0, c;
 
-    if (only && strcmp(only, name)) {
+    if (skip_point(name, len)) {
         return;
     }
     frames = msgs * MAX(DIV_ROUND_UP(len, 4096), 1u);
@@ -539,19 +554,10 @@ static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
         64, 4096, 65536, 1048576, 8388608,
     };
 
-    const char *env = getenv("ERNIC_BENCH_MIN");
-    uint64_t min = 0;
-
-    if (env && qemu_strtou64(env, NULL, 0, &min)) {
-        min = 0;
-    }
     engine_setup(r);
     for (size_t s = 0; s < ARRAY_SIZE(lens); s++) {
         uint64_t b = MAX(bytes, 4ULL * lens[s]);
 
-        if (lens[s] < min) {
-            continue;
-        }
         engine_op(r, topo, "WRITE", ERNIC_OP_WRITE, lens[s], b, false);
         engine_op(r, topo, "READ", ERNIC_OP_READ, lens[s], b, false);
         if (lens[s] <= 1048576) {
@@ -626,8 +632,12 @@ static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint8_t op,
     uint32_t sqpi[MQ_MAX] = { 0 };
     uint64_t msgs = MAX(bytes / len, (uint64_t)nqp * MQ_BATCH), done = 0;
     ErnicRigWire w = { .step_ns = 20000 };
+    const char *name = op == ERNIC_OP_READ ? "READ" : "WRITE";
     double t0, t, c0, c;
 
+    if (skip_point(name, len)) {
+        return;
+    }
     for (uint32_t k = 0; k < nqp; k++) {
         sqpi[k] = ernic_rig_qrd(r, 0, MQ_QPN(k), ERNIC_SQPI);
     }
@@ -647,8 +657,8 @@ static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint8_t op,
     }
     t = now() - t0;
     c = qemu_cpu_s(r) - c0;
-    printf("%-5s %4u QPs %-5s %8u %9.3f %10.0f %9.2f\n", topo, nqp,
-           op == ERNIC_OP_READ ? "READ" : "WRITE", len,
+    printf("%-5s %4u QPs %-5s %8u %9.3f %10.0f %9.2f\n", topo, nqp, name,
+           len,
            done * (double)len * 8 / t / 1e9, done / t,
            c / (done * DIV_ROUND_UP(len, 4096)) * 1e6);
     fflush(stdout);
