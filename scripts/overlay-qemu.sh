@@ -36,14 +36,22 @@ add_line() {
 }
 
 # Fixes to QEMU itself that this project carries, each with its reason in
-# its header (patches/qemu/); applied once.
+# its header (patches/qemu/); applied once, in order, and listed in
+# $src/.ernic-patches. A patch not listed there but already in the tree
+# (applied before the list existed) is listed without applying it: it
+# still reverses, as long as no later patch changed its lines.
+applied=$src/.ernic-patches
+touch "$applied"
 for p in "$ERNIC_ROOT"/patches/qemu/*.patch; do
     [ -e "$p" ] || continue
+    name=$(basename "$p")
+    grep -qxF "$name" "$applied" && continue
     if ! patch -d "$src" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1; then
         patch -d "$src" -p1 -s -f <"$p" >/dev/null ||
             die "$p does not apply to $src"
-        log "applied $(basename "$p")"
+        log "applied $name"
     fi
+    echo "$name" >>"$applied"
 done
 
 link "$ERNIC_ROOT/hw/rdma" "$src/hw/rdma"
