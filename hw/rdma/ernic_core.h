@@ -781,8 +781,15 @@ bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
 /*
  * The one payload path: a message of @n keyed SGEs, or with none the
  * @total bytes at bus address @laddr (PG332's LADDR, an RQ buffer) as a
- * one-entry physical SGE.
+ * one-entry physical SGE. ernic_mr_msg_walk() gives @fn the bus address
+ * of each run of @len bytes at @off that is contiguous on the bus, in
+ * order, and stops at the first false (a failed page-list read is one).
  */
+typedef bool (*ErnicMrSegFn)(ErnicCore *c, uint64_t bus, uint32_t len,
+                             void *opaque);
+bool ernic_mr_msg_walk(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                       uint64_t laddr, uint32_t total, uint64_t off,
+                       uint32_t len, ErnicMrSegFn fn, void *opaque);
 bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
                       uint64_t laddr, uint32_t total, uint64_t off,
                       uint8_t *rbuf, const uint8_t *wbuf, uint32_t len);

@@ -213,33 +213,57 @@ static bool ernic_mr_page(ErnicCore *c, const ErnicMrAccess *a, uint64_t pos,
 }
 
 /*
- * DMA of @len bytes at offset @off of an access checked by
- * ernic_mr_check_rkey(): into @rbuf, or from @wbuf. A paged region is
- * done page by page. False when a page-list read or a data DMA failed
- * (the caller applies its DMA-error reaction).
+ * Visit the bus addresses of @len bytes at offset @off of an access
+ * checked by ernic_mr_check_rkey(), in order, as runs that are
+ * contiguous on the bus: one for a contiguous region, a page at most
+ * each for a paged one. False when a page-list read or @fn failed (the
+ * caller applies its DMA-error reaction).
  */
-static bool ernic_mr_dma(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
-                         uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+static bool ernic_mr_walk_access(ErnicCore *c, const ErnicMrAccess *a,
+                                 uint64_t off, uint32_t len,
+                                 ErnicMrSegFn fn, void *opaque)
 {
     uint64_t pos, bus, psize = 1ull << a->shift;
     uint32_t n;
 
     if (!a->paged) {
-        return wbuf ? ernic_dma_write(c, a->addr + off, wbuf, len) :
-                      ernic_dma_read(c, a->addr + off, rbuf, len);
+        return fn(c, a->addr + off, len, opaque);
     }
     for (; len; off += n, len -= n) {
         pos = a->addr + off;
         n = MIN(len, psize - (pos & (psize - 1)));
-        if (!ernic_mr_page(c, a, pos, &bus) ||
-            !(wbuf ? ernic_dma_write(c, bus, wbuf, n) :
-                     ernic_dma_read(c, bus, rbuf, n))) {
+        if (!ernic_mr_page(c, a, pos, &bus) || !fn(c, bus, n, opaque)) {
             return false;
         }
-        wbuf = wbuf ? wbuf + n : NULL;
-        rbuf = rbuf ? rbuf + n : NULL;
     }
     return true;
+}
+
+/* A copy through ernic_mr_walk_access(): into @rbuf, or from @wbuf. */
+typedef struct ErnicMrCopy {
+    uint8_t *rbuf;
+    const uint8_t *wbuf;
+} ErnicMrCopy;
+
+static bool ernic_mr_copy_seg(ErnicCore *c, uint64_t bus, uint32_t len,
+                              void *opaque)
+{
+    ErnicMrCopy *m = opaque;
+
+    if (m->wbuf) {
+        m->wbuf += len;
+        return ernic_dma_write(c, bus, m->wbuf - len, len);
+    }
+    m->rbuf += len;
+    return ernic_dma_read(c, bus, m->rbuf - len, len);
+}
+
+static bool ernic_mr_dma(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
+                         uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+{
+    ErnicMrCopy m = { .rbuf = rbuf, .wbuf = wbuf };
+
+    return ernic_mr_walk_access(c, a, off, len, ernic_mr_copy_seg, &m);
 }
 
 bool ernic_mr_read(ErnicCore *c, const ErnicMrAccess *a, uint64_t off,
@@ -283,13 +307,13 @@ uint64_t ernic_mr_sge_take(ErnicCore *c, uint32_t qpn, const uint8_t *w,
 }
 
 /*
- * DMA of @len bytes at offset @off of the message that @n sampled SGEs
- * hold, in order: into @rbuf, or from @wbuf. The caller has checked that
- * they hold that much. False when a DMA failed.
+ * Visit the bus addresses of @len bytes at offset @off of the message
+ * that @n sampled SGEs hold, in order (ernic_mr_walk_access()). The
+ * caller has checked that they hold that much. False when a DMA failed.
  */
-bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
-                      uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
-                   uint32_t len)
+static bool ernic_mr_sge_walk(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                              uint64_t off, uint32_t len, ErnicMrSegFn fn,
+                              void *opaque)
 {
     for (unsigned i = 0; i < n && len; i++) {
         uint32_t k;
@@ -299,15 +323,22 @@ bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
             continue;
         }
         k = MIN(len, sge[i].len - off);
-        if (!ernic_mr_dma(c, &sge[i].a, off, rbuf, wbuf, k)) {
+        if (!ernic_mr_walk_access(c, &sge[i].a, off, k, fn, opaque)) {
             return false;
         }
-        rbuf = rbuf ? rbuf + k : NULL;
-        wbuf = wbuf ? wbuf + k : NULL;
         len -= k;
         off = 0;
     }
     return !len;
+}
+
+bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t off, uint8_t *rbuf, const uint8_t *wbuf,
+                      uint32_t len)
+{
+    ErnicMrCopy m = { .rbuf = rbuf, .wbuf = wbuf };
+
+    return ernic_mr_sge_walk(c, sge, n, off, len, ernic_mr_copy_seg, &m);
 }
 
 /*
@@ -317,9 +348,9 @@ bool ernic_mr_sge_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
  * take the same path. The caller has checked that @off + @len lies in
  * the message.
  */
-bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
-                      uint64_t laddr, uint32_t total, uint64_t off,
-                      uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+bool ernic_mr_msg_walk(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                       uint64_t laddr, uint32_t total, uint64_t off,
+                       uint32_t len, ErnicMrSegFn fn, void *opaque)
 {
     ErnicSge phys = { .a = { .addr = laddr }, .len = total };
 
@@ -327,5 +358,15 @@ bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
         sge = &phys;
         n = 1;
     }
-    return ernic_mr_sge_dma(c, sge, n, off, rbuf, wbuf, len);
+    return ernic_mr_sge_walk(c, sge, n, off, len, fn, opaque);
+}
+
+bool ernic_mr_msg_dma(ErnicCore *c, const ErnicSge *sge, unsigned n,
+                      uint64_t laddr, uint32_t total, uint64_t off,
+                      uint8_t *rbuf, const uint8_t *wbuf, uint32_t len)
+{
+    ErnicMrCopy m = { .rbuf = rbuf, .wbuf = wbuf };
+
+    return ernic_mr_msg_walk(c, sge, n, laddr, total, off, len,
+                             ernic_mr_copy_seg, &m);
 }
