@@ -686,6 +686,18 @@ static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
     ernic_rig_stop(r);
 }
 
+/*
+ * QEMU options of a topology: @base, then ERNIC_BENCH_EXTRA (such as
+ * "-global ernic.x-tx-map=off", to measure a change before and after
+ * with one binary).
+ */
+static char *bench_extra(const char *base)
+{
+    const char *env = getenv("ERNIC_BENCH_EXTRA");
+
+    return g_strdup_printf("%s %s", base, env ? env : "");
+}
+
 /* Two devices on one hub in one QEMU with @extra. */
 static ErnicRig *start_hub(const char *extra)
 {
@@ -726,6 +738,8 @@ static void engine(void)
     const char *only = getenv("ERNIC_BENCH_TOPO");
     bool unix_on = !only || !strcmp(only, "unix");
     bool hub_on = !only || !strcmp(only, "hub");
+    g_autofree char *one = bench_extra("");
+    g_autofree char *mq = bench_extra(MQ_OPTS);
     ErnicRig *r;
 
     printf("# ernic-bench engine: no relay, PMTU 4096, 1 QP, %" PRIu64
@@ -738,26 +752,26 @@ static void engine(void)
            "msg/s", "cpu_us");
     unlink(path);
     if (unix_on) {
-        r = ernic_rig_start_procs(nd0, nd1);
+        r = ernic_rig_start_procs_extra(nd0, nd1, one);
         g_usleep(200000);       /* the client's connection */
         engine_topology(r, "unix", bytes);
         unlink(path);
     }
     if (hub_on) {
-        engine_topology(start_hub(""), "hub", bytes);
+        engine_topology(start_hub(one), "hub", bytes);
     }
 
     printf("# many QPs at once: WRITEs or READs round-robin, %d per QP "
            "per round\n",
            MQ_BATCH);
     if (unix_on) {
-        r = ernic_rig_start_procs_extra(nd0, nd1, MQ_OPTS);
+        r = ernic_rig_start_procs_extra(nd0, nd1, mq);
         g_usleep(200000);
         mq_topology(r, "unix", bytes);
         unlink(path);
     }
     if (hub_on) {
-        mq_topology(start_hub(MQ_OPTS), "hub", bytes);
+        mq_topology(start_hub(mq), "hub", bytes);
     }
 }
 
