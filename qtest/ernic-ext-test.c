@@ -10,6 +10,7 @@
 
 #include "ernic-rig.h"
 #include "hw/rdma/ernic_ext_regs.h"
+#include "qobject/qdict.h"
 
 /* A page-list region on device 1: three pages, out of order in memory. */
 #define XMR_INDEX       7
@@ -319,6 +320,52 @@ static void test_read_paged(void)
     ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
     ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
+    ernic_rig_stop(r);
+}
+
+/*
+ * The READ of test_read_paged, device 1's responses sent in place
+ * (docs/engine.md, "Payload in place"), with two of its mappings
+ * refused: the first response's second run and the second's first. Its
+ * three frames, a mapped run then a copied one, a copied then a mapped,
+ * and one mapped run, carry the bytes of test_read_paged. With
+ * x-tx-map=off nothing is mapped, so nothing is refused.
+ */
+static void test_read_paged_map_refused(gconstpointer data)
+{
+    bool off = GPOINTER_TO_INT(data);
+    ErnicRig *r = g_new0(ErnicRig, 1);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    g_autofree uint8_t *want = g_malloc(XMR_LEN);
+    g_autoptr(QDict) rsp = NULL;
+    uint32_t done = 0;
+
+    ernic_rig_launch_dev(r, off ? "x-tx-map=off" : NULL, NULL);
+    ernic_rig_attach_all(r);
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
+    }
+    cfg.pmtu = ERNIC_PMTU_4096;     /* responses cross page boundaries */
+    ernic_rig_connect_pair(r, &cfg);
+    for (int pg = 0; pg < 3; pg++) {
+        uint32_t lo = pg ? 0 : 0x123;
+        g_autofree uint8_t *p = ernic_rig_put_pattern(
+            r, DEV_BASE(1) + xmr_page_off[pg] + lo, 4096 - lo, 70 + pg);
+
+        memcpy(want + done, p, 4096 - lo);
+        done += 4096 - lo;
+    }
+    setup_paged_mr(r, ERNIC_MRACC_REMOTE_READ, PD_NUM);
+    rsp = qtest_qmp(r->qts, "{'execute': 'qom-set', 'arguments': {"
+                    "'path': '/machine/peripheral/ern1', 'property': "
+                    "'fault', 'value': 'map-refuse,skip=1,count=2'}}");
+    g_assert_false(qdict_haskey(rsp, "error"));
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_READ,
+                   DEV_BASE(0) + SRC_OFF, XMR_LEN, XMR_IOVA, XRKEY, 0, NULL);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
+    ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
+    g_assert_cmpint(ernic_rig_fault_stat(r, 1, "map-refuse"), ==, off ? 0 : 2);
     ernic_rig_stop(r);
 }
 
@@ -1953,6 +2000,10 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/mr/property", test_mr_property);
     qtest_add_func("/ernic/ext/mr/write-paged", test_write_paged);
     qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
+    qtest_add_data_func("/ernic/ext/mr/read-paged/map-refused",
+                        GINT_TO_POINTER(false), test_read_paged_map_refused);
+    qtest_add_data_func("/ernic/ext/mr/read-paged/map-off",
+                        GINT_TO_POINTER(true), test_read_paged_map_refused);
     qtest_add_func("/ernic/ext/mr/phys", test_phys);
     qtest_add_func("/ernic/ext/mr/page-list-at-0", test_pbl_at_zero);
     qtest_add_func("/ernic/ext/mr/rewrite", test_mr_rewrite);

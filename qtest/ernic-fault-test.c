@@ -47,12 +47,7 @@ static void fault_ok(ErnicRig *r, int i, const char *cmd)
 /* Counter @name of device @i's "fault-stats". */
 static uint64_t injected(ErnicRig *r, int i, const char *name)
 {
-    g_autoptr(QDict) rsp = qtest_qmp(r->qts,
-        "{'execute': 'qom-get', 'arguments': {'path': %s, "
-        "'property': 'fault-stats'}}",
-        i ? "/machine/peripheral/ern1" : "/machine/peripheral/ern0");
-
-    return qdict_get_int(qdict_get_qdict(rsp, "return"), name);
+    return ernic_rig_fault_stat(r, i, name);
 }
 
 static uint32_t eth_rd(ErnicRig *r, int i, uint32_t off)

@@ -1241,9 +1241,10 @@ static void setup(Fuzz *z)
                              "-netdev hubport,id=h0,hubid=0 "
                              "-netdev hubport,id=h1,hubid=0 "
                              "-device ernic,addr=04.0,netdev=h0,num-qp=%u,"
-                             "mac=52:54:00:e3:32:00%s "
+                             "x-tx-map=on,mac=52:54:00:e3:32:00%s "
                              "-device ernic,addr=05.0,netdev=h1,num-qp=%u,"
-                             "mac=52:54:00:e3:32:01%s", z->num_qp, layout,
+                             "x-tx-map=on,mac=52:54:00:e3:32:01%s",
+                             z->num_qp, layout,
                              z->num_qp, layout);
         bus = qpci_new_pc(r->qts, NULL);
         for (int i = 0; i < NDEV; i++) {

@@ -208,9 +208,9 @@ static void test_hub(void)
     r->qts = qtest_init(RIG_MACHINE " "
                         "-netdev hubport,id=h0,hubid=0 "
                         "-netdev hubport,id=h1,hubid=0 "
-                        "-device ernic,addr=04.0,netdev=h0,"
+                        "-device ernic,addr=04.0,netdev=h0,x-tx-map=on,"
                         "mac=52:54:00:e3:32:00 "
-                        "-device ernic,addr=05.0,netdev=h1,"
+                        "-device ernic,addr=05.0,netdev=h1,x-tx-map=on,"
                         "mac=52:54:00:e3:32:01");
     bus = qpci_new_pc(r->qts, NULL);
     for (int i = 0; i < NDEV; i++) {
@@ -504,24 +504,42 @@ static void test_unlimited_retry_rate(void)
  * Operational Error and FATAL 0x06. Once both were silent: zeros were
  * sent, and the WRITE was acknowledged and lost.
  */
-static void test_dma_fail_requester(void)
+/* A WRITE of @len bytes of data at @laddr that cannot be read. */
+static void dma_fail_write(uint64_t laddr, uint32_t len, uint16_t wrid)
 {
     ErnicRig *r = ernic_rig_start(NULL);
     uint8_t f[FRAME_MAX];
-    size_t len;
+    size_t flen;
 
     watchdog_arm();
     ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
-    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 5, ERNIC_OP_WRITE,
-                   0xfff0000000000ULL, 100, MR_VA, RKEY, 0, NULL);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, wrid, ERNIC_OP_WRITE,
+                   laddr, len, MR_VA, RKEY, 0, NULL);
     ernic_rig_poll_reg(r, 0, QOFF(QPN_A, ERNIC_STATQP), ERNIC_STATQP_FATAL,
                        ERNIC_STATQP_FATAL);
-    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &len));
+    g_assert_false(ernic_rig_wire_read(r->d[0].fd, f, &flen));
     g_assert_cmphex(ernic_rig_fatal_entry(r, 0, 0), ==,
                     (QPN_A << 16) | ERNIC_FATAL_WQE_PROCESSOR);
     g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERRFLAG |
-                    CQE(ERNIC_OP_WRITE, 5));
+                    CQE(ERNIC_OP_WRITE, wrid));
     ernic_rig_stop(r);
+}
+
+static void test_dma_fail_requester(void)
+{
+    dma_fail_write(0xfff0000000000ULL, 100, 5);
+}
+
+/*
+ * The same for data that starts in guest RAM and runs past its end: the
+ * device maps payload in place only where all of it is RAM, and reads
+ * anything else as before (docs/engine.md, "Payload in place"). Had it
+ * sent what it could map, or what a bounce buffer held, a frame of
+ * partly garbage would have left.
+ */
+static void test_dma_fail_ram_end(void)
+{
+    dma_fail_write(RIG_RAM_END - 0x100, 4096, 6);
 }
 
 static void test_dma_fail_responder(void)
@@ -830,6 +848,8 @@ int main(int argc, char **argv)
                    test_dma_fail_requester);
     qtest_add_func("/ernic/hardening/dma-fail/responder",
                    test_dma_fail_responder);
+    qtest_add_func("/ernic/hardening/dma-fail/ram-end",
+                   test_dma_fail_ram_end);
     qtest_add_func("/ernic/hardening/truncated-frames",
                    test_truncated_frames);
     qtest_add_func("/ernic/hardening/soak/implied-nak-index",

@@ -30,6 +30,7 @@
  * Nothing here runs guest code that would want a PIT.
  */
 #define RIG_MACHINE "-M q35,pit=off -nodefaults -m 512"
+#define RIG_RAM_END     0x20000000ULL   /* -m 512: RAM is below it */
 
 #define NDEV            2
 #define QPN_A           2       /* QP on device 0 */
@@ -179,6 +180,8 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
 void ernic_rig_stop(ErnicRig *r);
 
 /* ERNIC registers of device @i: global, and of QP @qpn. */
+/* Counter @name of "fault-stats" of device ern@i (docs/debugging.md). */
+uint64_t ernic_rig_fault_stat(ErnicRig *r, int i, const char *name);
 uint32_t ernic_rig_rd(ErnicRig *r, int i, uint32_t off);
 void ernic_rig_wr(ErnicRig *r, int i, uint32_t off, uint32_t val);
 uint32_t ernic_rig_qrd(ErnicRig *r, int i, uint32_t qpn, uint32_t off);

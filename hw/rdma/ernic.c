@@ -64,6 +64,7 @@ struct ErnicState {
     uint64_t card_mem;
     HostMemoryBackend *card_memdev;
     bool reconic;
+    OnOffAuto tx_map;
 
     MemoryRegion regs;
     MemoryRegion msix;
@@ -233,12 +234,30 @@ static void ernic_tx_done(NetClientState *nc, ssize_t len)
     ernic_link_resume(&s->core);
 }
 
-static bool ernic_tx(void *opaque, const uint8_t *buf, size_t len)
+static bool ernic_tx(void *opaque, const struct iovec *iov, unsigned n)
 {
     ErnicState *s = opaque;
 
-    return qemu_send_packet_async(qemu_get_queue(s->nic), buf, len,
-                                  ernic_tx_done) != 0;
+    return qemu_sendv_packet_async(qemu_get_queue(s->nic), iov, n,
+                                   ernic_tx_done) != 0;
+}
+
+/*
+ * Whether payload is sent in place (docs/engine.md, "Payload in place"):
+ * by default only to a backend that takes a frame's pieces as they are
+ * (tap, stream, l2tpv3, netmap). Any other, a hub included, would copy
+ * them into one buffer for each receiver, which costs more than the
+ * copy the mapping saves.
+ */
+static bool ernic_tx_map(ErnicState *s)
+{
+    NetClientState *peer = qemu_get_queue(s->nic)->peer;
+
+    if (s->tx_map != ON_OFF_AUTO_AUTO) {
+        return s->tx_map == ON_OFF_AUTO_ON;
+    }
+    return peer && peer->info->receive_iov &&
+           peer->info->type != NET_CLIENT_DRIVER_HUBPORT;
 }
 
 /* QMP/HMP set_link: the board's MAC reports it (BAR4 STATUS, INTSTS[2]). */
@@ -478,6 +497,7 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
                        ernic_tx, s);
     s->core.link_down = qemu_get_queue(s->nic)->link_down;
+    s->core.tx_map = ernic_tx_map(s);
     if (s->card_memdev) {
         host_memory_backend_set_mapped(s->card_memdev, true);
     }
@@ -557,6 +577,9 @@ static const Property ernic_properties[] = {
     DEFINE_PROP_SIZE("card-mem", ErnicState, card_mem, 0),
     DEFINE_PROP_LINK("card-memdev", ErnicState, card_memdev,
                      TYPE_MEMORY_BACKEND, HostMemoryBackend *),
+    /* Payload sent in place, not copied (docs/engine.md). */
+    DEFINE_PROP_ON_OFF_AUTO("x-tx-map", ErnicState, tx_map,
+                            ON_OFF_AUTO_AUTO),
 };
 
 /*

@@ -337,6 +337,7 @@ typedef enum ErnicFaultCount {
     ERNIC_FC_CORRUPT,
     ERNIC_FC_LINK_DOWN,
     ERNIC_FC_LINK_UP,
+    ERNIC_FC_MAP_REFUSE,
     ERNIC_FAULT_NCOUNT,
 } ErnicFaultCount;
 
@@ -365,6 +366,9 @@ typedef struct ErnicFault {
     QEMUTimer *timer;
     uint16_t last_code;         /* FATAL code the engine last raised */
     bool rx_defer;              /* passing a looped-back frame */
+    /* map-refuse: mappings that may still succeed, then those refused */
+    uint32_t map_skip;
+    uint32_t map_refuse;
     uint64_t count[ERNIC_FAULT_NCOUNT];
 } ErnicFault;
 
@@ -378,10 +382,11 @@ typedef struct ErnicHeldFrame {
 } ErnicHeldFrame;
 
 /*
- * Put a frame on the wire; false when the backend queued it and will call
- * ernic_link_resume() once it can take more.
+ * Put a frame of @n pieces on the wire; false when the backend queued
+ * it (a copy) and will call ernic_link_resume() once it can take more.
  */
-typedef bool (*ErnicTxFn)(void *opaque, const uint8_t *buf, size_t len);
+typedef bool (*ErnicTxFn)(void *opaque, const struct iovec *iov,
+                          unsigned n);
 
 struct ErnicCore {
     PCIDevice *owner;           /* DMA master and interrupt source */
@@ -412,6 +417,8 @@ struct ErnicCore {
      * runs in the middle of transmit (docs/security.md).
      */
     bool in_tx;
+    /* Payload mapped in place when it can be (ernic_xmit.c; x-tx-map). */
+    bool tx_map;
     /*
      * The frame being built (RoCE or Ethernet path); per instance, as a
      * peer on the same hub has its own.
@@ -625,6 +632,13 @@ extern const VMStateDescription ernic_vmstate_reconic;
 bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
 bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
                      uint64_t len);
+/*
+ * Guest RAM to read in place, or NULL (then read it with
+ * ernic_dma_read()); unmapped before the main loop turns, so that no
+ * mapping outlives the guest's memory map or migration.
+ */
+const void *ernic_dma_map(ErnicCore *c, uint64_t addr, uint32_t len);
+void ernic_dma_unmap(ErnicCore *c, const void *p, uint32_t len);
 /*
  * Engage the re-entrancy guard for a timer (false if it already was);
  * both count the timer as ernic code on the stack (ernic_dma_enter()).
@@ -849,6 +863,13 @@ void ernic_link_reset(ErnicCore *c);
 /* Send a frame of QP @qpn (0: the Ethernet path). */
 void ernic_link_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
                      size_t len);
+/*
+ * Whether a frame to @dst goes straight to the backend: no wire fault
+ * armed, not to ourselves, not multicast. Only such a frame may be sent
+ * as iovecs, with ernic_link_xmitv(): nothing of it is kept.
+ */
+bool ernic_link_direct(ErnicCore *c, const uint8_t *dst);
+void ernic_link_xmitv(ErnicCore *c, const struct iovec *iov, unsigned n);
 /* A frame from the netdev. */
 void ernic_link_receive(ErnicCore *c, const uint8_t *buf, size_t len);
 /* Past fault injection: to the wire (or loopback), and from it. */
@@ -862,6 +883,37 @@ void ernic_link_resume(ErnicCore *c);
 extern const char *const ernic_link_fault_acts[ERNIC_FA_N];
 void ernic_link_fault_rearm(ErnicCore *c);
 void ernic_link_fault_flush(ErnicCore *c);
+
+/*
+ * ernic_xmit.c: a packet with payload, its payload mapped in place or
+ * copied. ernic_xmit_init() takes the headers the caller built at @f up
+ * to @end; ernic_xmit_gather() reads or maps the payload (false when a
+ * DMA failed: nothing is held, nothing sent), or the caller copies it to
+ * @f + @end itself; ernic_xmit_send() sends the frame and releases it.
+ */
+/* Runs of payload one frame holds: a PMTU spans 2 pages of each SGE. */
+#define ERNIC_XMIT_RUNS     (2 * ERNIC_XWQE_SGES + 1)
+/* Shorter payloads are copied: less than a mapping costs (engine.md). */
+#define ERNIC_XMIT_MAP_MIN  1024
+
+typedef struct ErnicXmit {
+    uint8_t *f;                 /* headers, copied runs, pad and ICRC */
+    size_t end;                 /* the headers' end */
+    uint32_t paylen;
+    uint32_t done;              /* payload bytes gathered */
+    bool ipv6;
+    bool map;                   /* runs may be mapped */
+    unsigned n;                 /* pieces of payload in iov */
+    uint32_t mapped;            /* bit i: iov[i] is a mapping */
+    struct iovec iov[ERNIC_XMIT_RUNS];
+} ErnicXmit;
+
+void ernic_xmit_init(ErnicCore *c, ErnicXmit *x, uint8_t *f, size_t end,
+                     uint32_t paylen, bool ipv6);
+bool ernic_xmit_gather(ErnicCore *c, ErnicXmit *x, const ErnicSge *sge,
+                       unsigned n, uint64_t laddr, uint32_t total,
+                       uint64_t off);
+void ernic_xmit_send(ErnicCore *c, ErnicXmit *x, uint32_t qpn);
 
 /* ernic_rq.c: the receive queue, receive WQEs and receive metadata */
 bool ernic_rq_take(ErnicCore *c, uint32_t qpn);

@@ -8,6 +8,7 @@
 
 #include "qemu/osdep.h"
 #include "hw/pci/pci_device.h"
+#include "exec/memory.h"
 #include "ernic_core.h"
 #include "trace.h"
 
@@ -44,6 +45,65 @@ bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
                      uint64_t len)
 {
     return ernic_dma_rw(c, addr, NULL, buf, len);
+}
+
+/* An injected refusal (docs/debugging.md, "map-refuse"). */
+static bool ernic_dma_map_faulted(ErnicCore *c)
+{
+    if (c->fault.map_skip) {
+        c->fault.map_skip--;
+        return false;
+    }
+    c->fault.map_refuse--;
+    c->fault.count[ERNIC_FC_MAP_REFUSE]++;
+    return true;
+}
+
+/*
+ * Map @len bytes at bus address @addr for the device to read in place
+ * (docs/engine.md, "Payload in place"): only guest RAM the device could
+ * read directly, and all of it; anything else (MMIO, a ROM device, the
+ * end of RAM, RecoNIC's windows, an IOMMU fault) is NULL, and the caller
+ * reads it with ernic_dma_read() as before. The region is checked before
+ * it is mapped so that MMIO is never read twice: address_space_map()
+ * would read it into a bounce buffer.
+ */
+const void *ernic_dma_map(ErnicCore *c, uint64_t addr, uint32_t len)
+{
+    AddressSpace *as = pci_get_address_space(c->owner);
+    hwaddr xlat, plen = len;
+    dma_addr_t mlen = len;
+    MemoryRegion *mr;
+    void *p;
+
+    if (c->rn || !len ||
+        (unlikely(c->fault.map_refuse) && ernic_dma_map_faulted(c))) {
+        return NULL;
+    }
+    WITH_RCU_READ_LOCK_GUARD() {
+        mr = address_space_translate(as, addr, &xlat, &plen, false,
+                                     MEMTXATTRS_UNSPECIFIED);
+        if (plen < len ||
+            !memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED)) {
+            trace_ernic_dma_map_refused(addr, len, plen);
+            return NULL;
+        }
+    }
+    p = pci_dma_map(c->owner, addr, &mlen, DMA_DIRECTION_TO_DEVICE);
+    if (p && mlen < len) {
+        /* The memory map changed in between: take none of it. */
+        pci_dma_unmap(c->owner, p, mlen, DMA_DIRECTION_TO_DEVICE, 0);
+        p = NULL;
+    }
+    if (!p) {
+        trace_ernic_dma_map_refused(addr, len, mlen);
+    }
+    return p;
+}
+
+void ernic_dma_unmap(ErnicCore *c, const void *p, uint32_t len)
+{
+    pci_dma_unmap(c->owner, (void *)p, len, DMA_DIRECTION_TO_DEVICE, len);
 }
 
 /*

@@ -43,6 +43,7 @@ static const char *const ernic_fault_count_names[ERNIC_FAULT_NCOUNT] = {
     [ERNIC_FC_CORRUPT] = "corrupt",
     [ERNIC_FC_LINK_DOWN] = "link-down",
     [ERNIC_FC_LINK_UP] = "link-up",
+    [ERNIC_FC_MAP_REFUSE] = "map-refuse",
 };
 
 static const char *const ernic_fault_field_names[ERNIC_FF_N] = {
@@ -244,11 +245,30 @@ static bool ernic_fault_cqe_cmd(ErnicCore *c, QDict *d, Error **errp)
     return true;
 }
 
+/*
+ * Payload mappings refused (docs/engine.md, "Payload in place"): after
+ * @skip more succeed, the next @count runs are copied instead.
+ */
+static bool ernic_fault_map_cmd(ErnicCore *c, QDict *d, Error **errp)
+{
+    uint64_t count, skip;
+
+    if (!ernic_fault_args_u64(d, "count", 1, 65536, &count, errp) ||
+        !ernic_fault_args_u64(d, "skip", 0, 65536, &skip, errp) ||
+        !ernic_fault_args_end(d, errp)) {
+        return false;
+    }
+    c->fault.map_skip = skip;
+    c->fault.map_refuse = count;
+    return true;
+}
+
 static void ernic_fault_clear(ErnicCore *c)
 {
     uint32_t q;
 
     c->fault.nrules = 0;
+    c->fault.map_skip = c->fault.map_refuse = 0;
     for (q = 0; q <= c->num_qp; q++) {
         c->qp[q].fault_cqe_left = 0;
     }
@@ -273,7 +293,8 @@ void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp)
     what = qdict_get_try_str(d, "cmd");
     if (!what) {
         error_setg(errp, "ernic fault: no command (fatal, cqe-error, nak, "
-                   "drop, dup, reorder, delay, corrupt, clear)");
+                   "drop, dup, reorder, delay, corrupt, map-refuse, "
+                   "clear)");
         return;
     }
     what = g_strdup(what);
@@ -283,6 +304,8 @@ void ernic_fault_command(ErnicCore *c, const char *cmd, Error **errp)
         ernic_fault_fatal_cmd(c, d, errp);
     } else if (!strcmp(what, "cqe-error")) {
         ernic_fault_cqe_cmd(c, d, errp);
+    } else if (!strcmp(what, "map-refuse")) {
+        ernic_fault_map_cmd(c, d, errp);
     } else if (!strcmp(what, "clear")) {
         if (ernic_fault_args_end(d, errp)) {
             ernic_fault_clear(c);
@@ -327,6 +350,11 @@ char *ernic_fault_describe(ErnicCore *c)
                                    s->len ? "; " : "", q,
                                    c->qp[q].fault_cqe_left);
         }
+    }
+    if (c->fault.map_refuse) {
+        g_string_append_printf(s, "%smap-refuse,skip=%u,left=%u",
+                               s->len ? "; " : "", c->fault.map_skip,
+                               c->fault.map_refuse);
     }
     if (!g_queue_is_empty(&c->fault.held)) {
         g_string_append_printf(s, "%sheld frames: %u", s->len ? "; " : "",

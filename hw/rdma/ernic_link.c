@@ -74,10 +74,38 @@ void ernic_link_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
     ernic_link_put(c, buf, len);
 }
 
-void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len)
+/* Hand @iov to the backend, never to receive in the meantime. */
+static void ernic_link_send(ErnicCore *c, const struct iovec *iov,
+                            unsigned n)
+{
+    bool sent;
+
+    c->in_tx = true;
+    sent = c->tx(c->tx_opaque, iov, n);
+    c->in_tx = false;
+    if (!sent) {
+        /* The backend queued the frame; hold further ones until resumed. */
+        c->tx_blocked = true;
+    }
+}
+
+bool ernic_link_direct(ErnicCore *c, const uint8_t *dst)
 {
     uint8_t mac[6];
-    bool sent;
+
+    ernic_gcsr_mac(c, mac);
+    return !c->fault.armed && !(dst[0] & 1) && memcmp(dst, mac, 6);
+}
+
+void ernic_link_xmitv(ErnicCore *c, const struct iovec *iov, unsigned n)
+{
+    ernic_link_send(c, iov, n);
+}
+
+void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len)
+{
+    struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+    uint8_t mac[6];
 
     ernic_gcsr_mac(c, mac);
     if (!memcmp(buf, mac, 6)) {
@@ -92,13 +120,7 @@ void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len)
         ernic_link_defer(c, buf, len);
         return;
     }
-    c->in_tx = true;
-    sent = c->tx(c->tx_opaque, buf, len);
-    c->in_tx = false;
-    if (!sent) {
-        /* The backend queued the frame; hold further ones until resumed. */
-        c->tx_blocked = true;
-    }
+    ernic_link_send(c, &iov, 1);
 }
 
 void ernic_link_resume(ErnicCore *c)

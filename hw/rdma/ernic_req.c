@@ -349,15 +349,14 @@ static size_t ernic_req_ext_len(const ErnicOsq *e, uint32_t flags)
  */
 static bool ernic_req_put_payload(ErnicCore *c, uint32_t qpn,
                                   const ErnicOsq *e, uint32_t off,
-                                  uint8_t *p, uint32_t paylen)
+                                  ErnicXmit *x)
 {
     if (ernic_op_is_send(e->opcode) && e->len <= ERNIC_WQE_SDATA_MAX &&
         !e->nsge) {
-        memcpy(p, e->sdata, paylen);
+        memcpy(x->f + x->end, e->sdata, x->paylen);
         return true;
     }
-    if (!ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, off, p,
-                          NULL, paylen)) {
+    if (!ernic_xmit_gather(c, x, e->sge, e->nsge, e->laddr, e->len, off)) {
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "read of WQE data at 0x%" PRIx64 " failed",
                           e->laddr + off);
@@ -381,6 +380,7 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
     bool uc = ernic_uc_qp(c, qpn);
     size_t xrceth = ernic_xrc_ini(c, qpn) ? ERNIC_XRCETH_LEN : 0;
     ErnicPath path;
+    ErnicXmit x;
     size_t end;
     uint8_t *p;
 
@@ -407,15 +407,15 @@ static bool ernic_req_send_packet(ErnicCore *c, uint32_t qpn, ErnicOsq *e,
         p = ernic_xrc_put_eth(p, e);
     }
     p = ernic_req_put_ext(p, e, flags, off);
-    if (paylen && !ernic_req_put_payload(c, qpn, e, off, p, paylen)) {
+    ernic_xmit_init(c, &x, f, p - f, paylen, path.ipv6);
+    if (paylen && !ernic_req_put_payload(c, qpn, e, off, &x)) {
         return false;
     }
-    end = ernic_wire_finish(f, p - f + paylen, paylen, path.ipv6);
     trace_ernic_tx_req(qpn, opcode, (e->psn + i) & ERNIC_PSN_MASK, paylen);
     ernic_req_note_out(c, opcode, qpn, e->psn + i);
     ernic_gcsr_count16(c, ERNIC_OUTIOPKTCNT,
                        !ernic_op_is_send(e->opcode));
-    ernic_link_xmit(c, qpn, f, end);
+    ernic_xmit_send(c, &x, qpn);
     return true;
 }
 

@@ -923,8 +923,10 @@ static bool ernic_resp_send_read_resp(ErnicCore *c, uint32_t qpn,
     uint32_t paylen = MIN(r->pmtu, r->len - off);
     uint8_t opcode = ernic_resp_read_opcode(r, i);
     bool aeth = ernic_wire_opcode_flags(opcode) & ERNIC_OPF_AETH;
+    ErnicSge src = { .a = r->mr, .len = r->len };
     size_t end;
     ErnicPath path;
+    ErnicXmit x;
 
     ernic_qp_path(c, qpn, &path);
     end = ernic_wire_build(f, &path, opcode, r->psn + i, false,
@@ -933,7 +935,8 @@ static bool ernic_resp_send_read_resp(ErnicCore *c, uint32_t qpn,
         ernic_wire_put_aeth(f + end, IB_AETH_CREDIT_INVALID, r->msn);
         end += ERNIC_AETH_LEN;
     }
-    if (!ernic_mr_read(c, &r->mr, off, f + end, paylen)) {
+    ernic_xmit_init(c, &x, f, end, paylen, path.ipv6);
+    if (!ernic_xmit_gather(c, &x, &src, 1, 0, 0, off)) {
         /* Nothing of the region is sent; the NAK takes its place. */
         trace_ernic_qp_dma_fault(qpn, "READ source data");
         ernic_resp_xmit_ack(c, qpn, IB_NAK_REMOTE_OP, r->psn + i, r->msn);
@@ -941,11 +944,10 @@ static bool ernic_resp_send_read_resp(ErnicCore *c, uint32_t qpn,
                           "DMA of READ source data failed: FATAL");
         return false;
     }
-    end = ernic_wire_finish(f, end + paylen, paylen, path.ipv6);
     trace_ernic_tx_read_resp(qpn, opcode, (r->psn + i) & ERNIC_PSN_MASK,
                              paylen);
     ernic_gcsr_count32(c, ERNIC_OUTRDRSPPKTCNT);
-    ernic_link_xmit(c, qpn, f, end);
+    ernic_xmit_send(c, &x, qpn);
     return true;
 }
 

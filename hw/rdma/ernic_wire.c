@@ -124,7 +124,9 @@ size_t ernic_wire_build(uint8_t *f, const ErnicPath *p, uint8_t opcode,
     return bth + ERNIC_BTH_LEN - f;
 }
 
-uint32_t ernic_wire_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
+/* The ICRC's CRC over the headers it masks; they end at f + l3 + *hl. */
+static uint32_t ernic_wire_icrc_masked(const uint8_t *f, size_t l3, bool ipv6,
+                                       size_t *phl)
 {
     size_t iphl = ipv6 ? ERNIC_IPV6_HLEN : ERNIC_IPV4_HLEN;
     size_t hl = iphl + ERNIC_UDP_HLEN + ERNIC_BTH_LEN;
@@ -153,6 +155,15 @@ uint32_t ernic_wire_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
     m[iphl + ERNIC_UDP_HLEN + 4] = 0xff; /* BTH FECN, BECN, resv6 */
 
     crc = ernic_crc32(0, lrh_m, 8 + hl);
+    *phl = hl;
+    return crc;
+}
+
+uint32_t ernic_wire_icrc(const uint8_t *f, size_t l3, size_t len, bool ipv6)
+{
+    size_t hl;
+    uint32_t crc = ernic_wire_icrc_masked(f, l3, ipv6, &hl);
+
     return ernic_crc32(crc, f + l3 + hl, len - ERNIC_ICRC_LEN - l3 - hl);
 }
 
@@ -165,6 +176,25 @@ size_t ernic_wire_finish(uint8_t *f, size_t end, uint32_t paylen, bool ipv6)
     stl_le_p(f + end, ernic_wire_icrc(f, ERNIC_ETH_HLEN, end + ERNIC_ICRC_LEN,
                                       ipv6));
     return end + ERNIC_ICRC_LEN;
+}
+
+size_t ernic_wire_finish_iov(const uint8_t *f, size_t hdr_end,
+                             const struct iovec *pay, unsigned n,
+                             uint32_t paylen, bool ipv6, uint8_t *tail)
+{
+    uint32_t pad = -paylen & 3;
+    size_t hl;
+    uint32_t crc = ernic_wire_icrc_masked(f, ERNIC_ETH_HLEN, ipv6, &hl);
+
+    crc = ernic_crc32(crc, f + ERNIC_ETH_HLEN + hl,
+                      hdr_end - ERNIC_ETH_HLEN - hl);
+    for (unsigned i = 0; i < n; i++) {
+        crc = ernic_crc32(crc, pay[i].iov_base, pay[i].iov_len);
+    }
+    memset(tail, 0, pad);
+    crc = ernic_crc32(crc, tail, pad);
+    stl_le_p(tail + pad, crc);
+    return pad + ERNIC_ICRC_LEN;
 }
 
 void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey, uint32_t len)

@@ -178,6 +178,14 @@ size_t ernic_wire_build(uint8_t *frame, const ErnicPath *p, uint8_t opcode,
 /* Pad, ICRC; returns the frame length. */
 size_t ernic_wire_finish(uint8_t *frame, size_t hdr_end, uint32_t paylen,
                          bool ipv6);
+/*
+ * The same for a frame sent as iovecs: headers at @frame up to @hdr_end,
+ * the payload in @pay; writes pad and ICRC to @tail and returns their
+ * length.
+ */
+size_t ernic_wire_finish_iov(const uint8_t *frame, size_t hdr_end,
+                             const struct iovec *pay, unsigned n,
+                             uint32_t paylen, bool ipv6, uint8_t *tail);
 
 void ernic_wire_put_reth(uint8_t *p, uint64_t va, uint32_t rkey,
                          uint32_t len);
