@@ -85,7 +85,10 @@ perftest_steps() {
 # (its IGMP membership: its QP is attached a moment later, and mckey's
 # output is buffered), and then what it received: that is the step's
 # check. Until then the sender sends a burst of 10 again, at most 10
-# times, and says how many it sent.
+# times, and says how many it sent. Once (CI, 2026-11-27) the receiver
+# had not attached its QP when the client's 60 s were up, after 4
+# bursts; the sender now has 240 s, and a receiver stopped by its
+# timeout shows what mckey printed.
 MCKEY_GROUP=239.1.2.3
 MCKEY_HEX=030201EF              # as /proc/net/igmp shows it
 mckey_scripts() {
@@ -100,6 +103,15 @@ say() {
 }
 mckey -m $MCKEY_GROUP -b \$1 -C 10 >/tmp/mckey.out 2>&1 &
 pid=\$!
+# Stopped by the step's timeout: say what mckey got to, and the group.
+stopped() {
+    kill \$pid
+    sleep 1
+    cat /tmp/mckey.out
+    grep $MCKEY_HEX /proc/net/igmp
+    exit 1
+}
+trap stopped TERM
 i=0
 until grep -q $MCKEY_HEX /proc/net/igmp; do
     i=\$((i + 1))
@@ -444,7 +456,13 @@ run_client() {
     name=$1
     shift
     if [ "${steps%-read}" != migrate ]; then
-        timeout 60 "$@" >/tmp/cli.out 2>&1
+        # mckey's sender waits for a receiver that may be slow to attach
+        # its QP (up to 10 bursts, 18 s each); every other step is done
+        # in seconds.
+        case $name in
+        mckey*) timeout 240 "$@" >/tmp/cli.out 2>&1 ;;
+        *) timeout 60 "$@" >/tmp/cli.out 2>&1 ;;
+        esac
         return
     fi
     timeout 300 "$@" >/tmp/cli.out 2>&1 &
