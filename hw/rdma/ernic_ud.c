@@ -155,6 +155,7 @@ void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
                                    ERNIC_IMMDT_LEN : 0);
     uint32_t psn = ernic_qp_reg(c, qpn, ERNIC_SQPSN) & ERNIC_PSN_MASK;
     ErnicPath path;
+    ErnicXmit x;
     ErnicAh ah;
     size_t end;
     uint8_t *p;
@@ -175,21 +176,21 @@ void ernic_ud_send(ErnicCore *c, uint32_t qpn, ErnicOsq *e, uint8_t *f)
         stl_be_p(p + ERNIC_DETH_LEN, e->imm);
     }
     p += ext;
+    ernic_xmit_init(c, &x, f, p - f, e->len, path.ipv6);
     if (!e->nsge && e->len <= ERNIC_WQE_SDATA_MAX) {
         /* Up to 16 bytes of SEND data in the WQE (PG332 Table 2-1). */
         memcpy(p, e->sdata, e->len);
-    } else if (!ernic_mr_msg_dma(c, e->sge, e->nsge, e->laddr, e->len, 0,
-                                 p, NULL, e->len)) {
+    } else if (!ernic_xmit_gather(c, &x, e->sge, e->nsge, e->laddr, e->len,
+                                  0)) {
         e->error = true;
         ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
                           "read of UD WQE %u data failed: FATAL", e->slot);
         return;
     }
-    end = ernic_wire_finish(f, p - f + e->len, e->len, path.ipv6);
     ernic_qp_set_reg(c, qpn, ERNIC_SQPSN, (psn + 1) & ERNIC_PSN_MASK);
     trace_ernic_tx_req(qpn, opcode, psn, e->len);
     ernic_gcsr_count16(c, ERNIC_OUTIOPKTCNT, false);
-    ernic_link_xmit(c, qpn, f, end);
+    ernic_xmit_send(c, &x, qpn);
 }
 
 /*
