@@ -893,7 +893,7 @@ void ernic_link_fault_flush(ErnicCore *c);
  */
 /* Runs of payload one frame holds: a PMTU spans 2 pages of each SGE. */
 #define ERNIC_XMIT_RUNS     (2 * ERNIC_XWQE_SGES + 1)
-/* Shorter payloads are copied: less than a mapping costs (engine.md). */
+/* Shorter payloads are copied: a mapping costs as much (engine.md). */
 #define ERNIC_XMIT_MAP_MIN  1024
 
 typedef struct ErnicXmit {
