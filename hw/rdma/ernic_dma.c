@@ -83,8 +83,10 @@ const void *ernic_dma_map(ErnicCore *c, uint64_t addr, uint32_t len)
     WITH_RCU_READ_LOCK_GUARD() {
         mr = address_space_translate(as, addr, &xlat, &plen, false,
                                      MEMTXATTRS_UNSPECIFIED);
-        if (plen < len ||
-            !memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED)) {
+        if (!memory_access_is_direct(mr, false, MEMTXATTRS_UNSPECIFIED)) {
+            plen = 0;
+        }
+        if (plen < len) {
             trace_ernic_dma_map_refused(addr, len, plen);
             return NULL;
         }
