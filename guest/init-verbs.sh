@@ -80,32 +80,43 @@ perftest_steps() {
 # joins the group and polls for its 10 messages, which the sender sends
 # 3 s after it has joined itself, with no retry ("we don't want to
 # handle reliability issue in this simple test program"). So the
-# receiver's side tells the sender's (busybox nc to the step's port on
-# the client, which listens, as tell_server does) when it has joined
-# (its IGMP membership: its QP is attached a moment later, and mckey's
-# output is buffered), and then what it received: that is the step's
-# check. Until then the sender sends a burst of 10 again, at most 10
-# times, and says how many it sent. Once (CI, 2026-11-27) the receiver
-# had not attached its QP when the client's 60 s were up, after 4
-# bursts; the sender now has 240 s, and a receiver stopped by its
-# timeout shows what mckey printed.
+# sender asks the receiver's side (busybox nc to the step's port on the
+# server) how it stands: "waiting", "joined" once its IGMP membership
+# shows (its QP is attached a moment later), then what mckey received,
+# which is the step's check. The sender starts once the receiver has
+# joined, and until the last answer sends a burst of 10 again, at most
+# 6 times, and says how many it sent. The receiver answers every ask
+# until it has given the last answer. (Until 2026-11-28 the receiver
+# told the sender, once, on a port the sender listened on between
+# bursts; twice in CI that word never came, and the sender went on
+# sending to a receiver that had left the group.)
 MCKEY_GROUP=239.1.2.3
 MCKEY_HEX=030201EF              # as /proc/net/igmp shows it
 mckey_scripts() {
     cat >/tmp/mckey-recv <<EOF
 #!/bin/sh
-# mckey-recv ADDRESS PORT SENDER
-say() {
-    i=0
-    until echo "\$1" | nc \$3 \$2 2>/dev/null; do
-        i=\$((i + 1)); [ \$i -lt 1200 ] || return 1; sleep 0.1
-    done
+# mckey-recv ADDRESS PORT
+status() {
+    echo "\$1" >/tmp/mckey.new && mv /tmp/mckey.new /tmp/mckey.status
 }
+# Answer each ask with the status, until the last one has been given.
+answer() {
+    end=\$((\$(date +%s) + 280))
+    while [ "\$(date +%s)" -lt \$end ]; do
+        cp /tmp/mckey.status /tmp/mckey.told
+        timeout 20 nc -l -p \$1 </tmp/mckey.told >/dev/null 2>&1
+        grep -q '^mckey receiver' /tmp/mckey.told && return 0
+    done
+    return 1
+}
+status waiting
 mckey -m $MCKEY_GROUP -b \$1 -C 10 >/tmp/mckey.out 2>&1 &
 pid=\$!
-# Stopped by the step's timeout: say what mckey got to, and the group.
+answer \$2 &
+answers=\$!
+# Stopped (no group, or the step's timeout): what mckey got to.
 stopped() {
-    kill \$pid
+    kill \$pid \$answers
     sleep 1
     cat /tmp/mckey.out
     grep $MCKEY_HEX /proc/net/igmp
@@ -115,25 +126,37 @@ trap stopped TERM
 i=0
 until grep -q $MCKEY_HEX /proc/net/igmp; do
     i=\$((i + 1))
-    [ \$i -lt 300 ] || { kill \$pid; cat /tmp/mckey.out; exit 1; }
+    [ \$i -lt 300 ] || stopped
     sleep 0.1
 done
-say joined "\$2" "\$3" || { kill \$pid; exit 1; }
+status joined
 wait \$pid && r="complete" || r="failed (\$?)"
 cat /tmp/mckey.out
-say "mckey receiver: \$(grep -c . /tmp/mckey.out) lines, data transfers \$r" \
-    "\$2" "\$3"
+status "mckey receiver: \$(grep -c . /tmp/mckey.out) lines, data transfers \$r"
+wait \$answers
 EOF
     cat >/tmp/mckey-send <<EOF
 #!/bin/sh
-# mckey-send ADDRESS PORT
-timeout 120 nc -l -p \$2 </dev/null | grep -q joined || exit 1
+# mckey-send ADDRESS PORT RECEIVER
+ask() {
+    nc \$3 \$2 </dev/null 2>/dev/null
+}
+i=0
+until ask "\$@" | grep -qE '^(joined|mckey receiver)'; do
+    i=\$((i + 1)); [ \$i -lt 600 ] || exit 1; sleep 0.2
+done
 n=1
 while :; do
     mckey -m $MCKEY_GROUP -b \$1 -s -C 10 || exit 1
-    r=\$(timeout 15 nc -l -p \$2 </dev/null)
-    [ -n "\$r" ] && { echo "\$r, \$n burst(s) sent"; exit 0; }
-    n=\$((n + 1)); [ \$n -le 10 ] || exit 1
+    i=0
+    while [ \$i -lt 75 ]; do
+        r=\$(ask "\$@")
+        case \$r in
+        "mckey receiver"*) echo "\$r, \$n burst(s) sent"; exit 0 ;;
+        esac
+        i=\$((i + 1)); sleep 0.2
+    done
+    n=\$((n + 1)); [ \$n -le 6 ] || exit 1
 done
 EOF
     chmod +x /tmp/mckey-recv /tmp/mckey-send
@@ -151,7 +174,7 @@ datagram_steps() {
     echo "ibv_uc_pingpong 4096|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c|ibv_uc_pingpong -d @D -g @G -p @P -s 4096 -n 20 -c @S"
     uc_ud_steps
     echo "udaddy 10|udaddy -b @A|udaddy -s @S -b @A"
-    echo "mckey 10|/tmp/mckey-recv @A @P @S|/tmp/mckey-send @A @P"
+    echo "mckey 10|/tmp/mckey-recv @A @P|/tmp/mckey-send @A @P @S"
 }
 
 # uc_ud_steps: perftest's UC WRITE and SEND, UD SEND of the IB MTU.
@@ -456,8 +479,8 @@ run_client() {
     name=$1
     shift
     if [ "${steps%-read}" != migrate ]; then
-        # mckey's sender waits for a receiver that may be slow to attach
-        # its QP (up to 10 bursts, 18 s each); every other step is done
+        # mckey's sender waits up to 120 s for the receiver to join,
+        # then sends up to 6 bursts, 18 s each; every other step is done
         # in seconds.
         case $name in
         mckey*) timeout 240 "$@" >/tmp/cli.out 2>&1 ;;
