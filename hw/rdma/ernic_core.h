@@ -903,9 +903,10 @@ typedef struct ErnicXmit {
     uint32_t done;              /* payload bytes gathered */
     bool ipv6;
     bool map;                   /* runs may be mapped */
-    unsigned n;                 /* pieces of payload in iov */
-    uint32_t mapped;            /* bit i: iov[i] is a mapping */
-    struct iovec iov[ERNIC_XMIT_RUNS];
+    unsigned n;                 /* pieces of payload: iov[1..n] */
+    uint32_t mapped;            /* bit i: iov[1 + i] is a mapping */
+    /* the frame: headers, the pieces of payload, pad and ICRC */
+    struct iovec iov[1 + ERNIC_XMIT_RUNS + 1];
 } ErnicXmit;
 
 void ernic_xmit_init(ErnicCore *c, ErnicXmit *x, uint8_t *f, size_t end,

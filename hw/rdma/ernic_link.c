@@ -75,8 +75,7 @@ void ernic_link_xmit(ErnicCore *c, uint32_t qpn, const uint8_t *buf,
 }
 
 /* Hand @iov to the backend, never to receive in the meantime. */
-static void ernic_link_send(ErnicCore *c, const struct iovec *iov,
-                            unsigned n)
+void ernic_link_xmitv(ErnicCore *c, const struct iovec *iov, unsigned n)
 {
     bool sent;
 
@@ -97,11 +96,6 @@ bool ernic_link_direct(ErnicCore *c, const uint8_t *dst)
     return !c->fault.armed && !(dst[0] & 1) && memcmp(dst, mac, 6);
 }
 
-void ernic_link_xmitv(ErnicCore *c, const struct iovec *iov, unsigned n)
-{
-    ernic_link_send(c, iov, n);
-}
-
 void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len)
 {
     struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
@@ -120,7 +114,7 @@ void ernic_link_put(ErnicCore *c, const uint8_t *buf, size_t len)
         ernic_link_defer(c, buf, len);
         return;
     }
-    ernic_link_send(c, &iov, 1);
+    ernic_link_xmitv(c, &iov, 1);
 }
 
 void ernic_link_resume(ErnicCore *c)

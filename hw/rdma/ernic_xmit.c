@@ -36,7 +36,7 @@ static bool ernic_xmit_copy_run(ErnicCore *c, ErnicXmit *x, uint64_t bus,
                                 uint32_t len)
 {
     uint8_t *p = x->f + x->end + x->done;
-    struct iovec *v = &x->iov[x->n];
+    struct iovec *v = &x->iov[1 + x->n];
 
     if (!ernic_dma_read(c, bus, p, len)) {
         return false;
@@ -66,8 +66,8 @@ static bool ernic_xmit_run(ErnicCore *c, uint64_t bus, uint32_t len,
         p = ernic_dma_map(c, bus, len);
     }
     if (p) {
-        x->iov[x->n].iov_base = (void *)p;
-        x->iov[x->n].iov_len = len;
+        x->iov[1 + x->n].iov_base = (void *)p;
+        x->iov[1 + x->n].iov_len = len;
         x->mapped |= BIT(x->n);
         x->n++;
     } else {
@@ -81,7 +81,8 @@ static void ernic_xmit_release(ErnicCore *c, ErnicXmit *x)
 {
     for (unsigned i = 0; i < x->n; i++) {
         if (x->mapped & BIT(i)) {
-            ernic_dma_unmap(c, x->iov[i].iov_base, x->iov[i].iov_len);
+            ernic_dma_unmap(c, x->iov[1 + i].iov_base,
+                            x->iov[1 + i].iov_len);
         }
     }
     x->mapped = 0;
@@ -92,7 +93,6 @@ bool ernic_xmit_gather(ErnicCore *c, ErnicXmit *x, const ErnicSge *sge,
                        uint64_t off)
 {
     if (!x->map) {
-        x->done = x->paylen;
         return ernic_mr_msg_dma(c, sge, n, laddr, total, off,
                                 x->f + x->end, NULL, x->paylen);
     }
@@ -106,8 +106,8 @@ bool ernic_xmit_gather(ErnicCore *c, ErnicXmit *x, const ErnicSge *sge,
 
 void ernic_xmit_send(ErnicCore *c, ErnicXmit *x, uint32_t qpn)
 {
-    struct iovec v[ERNIC_XMIT_RUNS + 2];
     uint8_t *tail = x->f + x->end + x->paylen;
+    struct iovec *v = x->iov;
 
     if (!x->mapped) {
         ernic_link_xmit(c, qpn, x->f,
@@ -117,9 +117,8 @@ void ernic_xmit_send(ErnicCore *c, ErnicXmit *x, uint32_t qpn)
     }
     v[0].iov_base = x->f;
     v[0].iov_len = x->end;
-    memcpy(&v[1], x->iov, x->n * sizeof(v[0]));
     v[x->n + 1].iov_base = tail;
-    v[x->n + 1].iov_len = ernic_wire_finish_iov(x->f, x->end, x->iov, x->n,
+    v[x->n + 1].iov_len = ernic_wire_finish_iov(x->f, x->end, &v[1], x->n,
                                                 x->paylen, x->ipv6, tail);
     trace_ernic_tx_mapped(qpn, x->n, ctpop32(x->mapped));
     ernic_link_xmitv(c, v, x->n + 2);
