@@ -502,9 +502,9 @@ static void test_unlimited_retry_rate(void)
  * completes in error with FATAL 0x05 and nothing is sent; an incoming
  * WRITE to a region whose memory is not there is refused with Remote
  * Operational Error and FATAL 0x06. Once both were silent: zeros were
- * sent, and the WRITE was acknowledged and lost.
+ * sent, and the WRITE was acknowledged and lost. dma_fail_write(): a
+ * WRITE of @len bytes of data at @laddr that cannot be read.
  */
-/* A WRITE of @len bytes of data at @laddr that cannot be read. */
 static void dma_fail_write(uint64_t laddr, uint32_t len, uint16_t wrid)
 {
     ErnicRig *r = ernic_rig_start(NULL);

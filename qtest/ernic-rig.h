@@ -179,9 +179,9 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
 
 void ernic_rig_stop(ErnicRig *r);
 
-/* ERNIC registers of device @i: global, and of QP @qpn. */
 /* Counter @name of "fault-stats" of device ern@i (docs/debugging.md). */
 uint64_t ernic_rig_fault_stat(ErnicRig *r, int i, const char *name);
+/* ERNIC registers of device @i: global, and of QP @qpn. */
 uint32_t ernic_rig_rd(ErnicRig *r, int i, uint32_t off);
 void ernic_rig_wr(ErnicRig *r, int i, uint32_t off, uint32_t val);
 uint32_t ernic_rig_qrd(ErnicRig *r, int i, uint32_t qpn, uint32_t off);
