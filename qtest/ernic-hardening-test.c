@@ -251,6 +251,53 @@ static void test_hub(void)
 }
 
 /*
+ * 3b. Two QEMUs on -netdev stream over AF_UNIX, the receiving VM stopped:
+ * its netdev stops reading and the socket fills. The sending QEMU stays
+ * responsive (the netdev's writes wait in its buffer, the device holds
+ * its frames) and delivers all once the peer runs again. Once the
+ * accepting end's socket was left blocking: its write slept until the
+ * peer read, holding the main loop and the BQL, and the clock steps
+ * below never came back (patches/qemu/0004-*).
+ */
+static void test_stream_peer_stopped(void)
+{
+    g_autofree char *path = g_strdup_printf("%s/ernic-stop-%d.sock",
+                                            g_get_tmp_dir(), (int)getpid());
+    g_autofree char *srv = g_strdup_printf(
+        "stream,server=on,addr.type=unix,addr.path=%s", path);
+    g_autofree char *cli = g_strdup_printf(
+        "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
+        path);
+    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
+    ErnicRigWire w = { .step_ns = 100000 };
+    const uint32_t len = 0x100000;
+    g_autofree uint8_t *want = NULL;
+    ErnicRig *r;
+
+    watchdog_arm();
+    unlink(path);
+    r = ernic_rig_start_procs(srv, cli);
+    g_usleep(200000);           /* the client's connection */
+    /* A window of 64 packets of 4 KiB is more than the socket holds. */
+    cfg.pmtu = ERNIC_PMTU_4096;
+    ernic_rig_connect_pair(r, &cfg);
+    want = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 5);
+    qtest_qmp_assert_success(r->d[1].e.qts, "{'execute': 'stop'}");
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
+    for (int k = 0; k < 50; k++) {
+        qtest_clock_step(r->d[0].e.qts, 10000);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    qtest_qmp_assert_success(r->d[1].e.qts, "{'execute': 'cont'}");
+    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, want, len);
+    ernic_rig_stop(r);
+    unlink(path);
+}
+
+/*
  * 4. The completion doorbell address points at the QP's own QPCONFi, and
  * the completion comes from the retransmit timer (retries spent). Once
  * the DMA re-entered the device, reset the engine mid-completion and the
@@ -836,6 +883,8 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/hardening/pmtu-change-read",
                    test_pmtu_change_read);
     qtest_add_func("/ernic/hardening/hub", test_hub);
+    qtest_add_func("/ernic/hardening/stream-peer-stopped",
+                   test_stream_peer_stopped);
     qtest_add_func("/ernic/hardening/dma-to-own-bar", test_dma_to_own_bar);
     qtest_add_func("/ernic/hardening/eth-tx-bad-ring", test_eth_tx_bad_ring);
     qtest_add_func("/ernic/hardening/eth-tx-shrink", test_eth_tx_shrink);
