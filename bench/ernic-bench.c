@@ -730,11 +730,6 @@ static void engine(void)
     uint64_t bytes = (uint64_t)(env ? atoi(env) : 64) << 20;
     g_autofree char *path = g_strdup_printf("%s/ernic-bench-%d.sock",
                                             g_get_tmp_dir(), (int)getpid());
-    g_autofree char *nd0 = g_strdup_printf(
-        "stream,server=on,addr.type=unix,addr.path=%s", path);
-    g_autofree char *nd1 = g_strdup_printf(
-        "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
-        path);
     const char *only = getenv("ERNIC_BENCH_TOPO");
     bool unix_on = !only || !strcmp(only, "unix");
     bool hub_on = !only || !strcmp(only, "hub");
@@ -750,10 +745,8 @@ static void engine(void)
     bound_pump();
     printf("%-5s %-6s %8s %9s %10s %9s\n", "topo", "op", "bytes", "Gb/s",
            "msg/s", "cpu_us");
-    unlink(path);
     if (unix_on) {
-        r = ernic_rig_start_procs_extra(nd0, nd1, one);
-        g_usleep(200000);       /* the client's connection */
+        r = ernic_rig_start_unix(path, one);
         engine_topology(r, "unix", bytes);
         unlink(path);
     }
@@ -765,8 +758,7 @@ static void engine(void)
            "per round\n",
            MQ_BATCH);
     if (unix_on) {
-        r = ernic_rig_start_procs_extra(nd0, nd1, mq);
-        g_usleep(200000);
+        r = ernic_rig_start_unix(path, mq);
         mq_topology(r, "unix", bytes);
         unlink(path);
     }

@@ -163,6 +163,21 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
     return r;
 }
 
+ErnicRig *ernic_rig_start_unix(const char *path, const char *extra)
+{
+    g_autofree char *nd0 = g_strdup_printf(
+        "stream,server=on,addr.type=unix,addr.path=%s", path);
+    g_autofree char *nd1 = g_strdup_printf(
+        "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
+        path);
+    ErnicRig *r;
+
+    unlink(path);
+    r = ernic_rig_start_procs_extra(nd0, nd1, extra);
+    g_usleep(200000);           /* the client's connection */
+    return r;
+}
+
 void ernic_rig_stop(ErnicRig *r)
 {
     for (int i = 0; i < NDEV; i++) {

@@ -176,6 +176,11 @@ ErnicRig *ernic_rig_start_procs(const char *nd0, const char *nd1);
 /* The same with @extra on each QEMU's command line. */
 ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
                                       const char *extra);
+/*
+ * The two joined by -netdev stream over the AF_UNIX socket @path, device
+ * 0's QEMU listening, with @extra; returns once the other is connected.
+ */
+ErnicRig *ernic_rig_start_unix(const char *path, const char *extra);
 
 void ernic_rig_stop(ErnicRig *r);
 
