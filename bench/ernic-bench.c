@@ -720,9 +720,25 @@ static ErnicRig *start_hub(const char *extra)
 }
 
 /*
+ * Two QEMU processes on tap devices @taps ("tap0,tap1") that the caller
+ * put on one bridge (scripts/bench.sh --engine --tap), or NULL.
+ */
+static ErnicRig *start_tap(const char *taps, const char *extra)
+{
+    g_auto(GStrv) t = g_strsplit(taps, ",", 2);
+    g_autofree char *nd0 = NULL, *nd1 = NULL;
+
+    g_assert(t[0] && t[1]);
+    nd0 = g_strdup_printf("tap,ifname=%s,script=no,downscript=no", t[0]);
+    nd1 = g_strdup_printf("tap,ifname=%s,script=no,downscript=no", t[1]);
+    return ernic_rig_start_procs_extra(nd0, nd1, extra);
+}
+
+/*
  * Two devices with nothing of the bench's between them: two QEMU
  * processes on -netdev stream over AF_UNIX, then one QEMU with both on a
- * hub. The bench only posts WQEs and reads CQHEAD through qtest.
+ * hub, then, given ERNIC_BENCH_TAP, two QEMUs on taps of one Linux
+ * bridge. The bench only posts WQEs and reads CQHEAD through qtest.
  */
 static void engine(void)
 {
@@ -733,6 +749,8 @@ static void engine(void)
     const char *only = getenv("ERNIC_BENCH_TOPO");
     bool unix_on = !only || !strcmp(only, "unix");
     bool hub_on = !only || !strcmp(only, "hub");
+    const char *taps = getenv("ERNIC_BENCH_TAP");
+    bool tap_on = taps && (!only || !strcmp(only, "tap"));
     g_autofree char *one = bench_extra("");
     g_autofree char *mq = bench_extra(MQ_OPTS);
     ErnicRig *r;
@@ -753,6 +771,9 @@ static void engine(void)
     if (hub_on) {
         engine_topology(start_hub(one), "hub", bytes);
     }
+    if (tap_on) {
+        engine_topology(start_tap(taps, one), "tap", bytes);
+    }
 
     printf("# many QPs at once: WRITEs or READs round-robin, %d per QP "
            "per round\n",
@@ -764,6 +785,9 @@ static void engine(void)
     }
     if (hub_on) {
         mq_topology(start_hub(mq), "hub", bytes);
+    }
+    if (tap_on) {
+        mq_topology(start_tap(taps, mq), "tap", bytes);
     }
 }
 
