@@ -536,9 +536,11 @@ static void bound_pump(void)
  * that point's samples in clear_page_erms. A guest has touched its
  * buffers before it sends from them or lends them to a peer.
  */
-#define TOUCH_START     0x1000000ULL
-#define TOUCH_END       0x14400000ULL
+#define TOUCH_START     DEV_BASE(0)
+#define TOUCH_END       XQ_BASE(NDEV)           /* the highest, 322 MiB */
 #define TOUCH_CHUNK     (16ULL << 20)
+QEMU_BUILD_BUG_ON(DEV_BASE(NDEV) > TOUCH_END ||
+                  BIG(NDEV - 1) + BIG_LEN > TOUCH_END);
 
 static void touch_ram(ErnicRig *r)
 {
@@ -691,6 +693,7 @@ static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
 {
     static const uint32_t nqps[] = { 1, 8, 64, MQ_MAX };
 
+    QEMU_BUILD_BUG_ON(MQ_BASE(MQ_MAX) > TOUCH_END);
     touch_ram(r);
     ernic_rig_setup_global(r, 0, 0);
     ernic_rig_setup_global(r, 1, 0);
@@ -745,7 +748,7 @@ static ErnicRig *start_hub(const char *extra)
 
 /*
  * Two QEMU processes on tap devices @taps ("tap0,tap1") that the caller
- * put on one bridge (scripts/bench.sh --engine --tap), or NULL.
+ * put on one bridge (scripts/bench.sh --engine --tap).
  */
 static ErnicRig *start_tap(const char *taps, const char *extra)
 {
