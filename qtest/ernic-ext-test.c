@@ -841,7 +841,8 @@ static void test_rxmeta_off(void)
                          ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_SRQN_MASK | \
                          ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC | \
                          ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH | \
-                         ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI)
+                         ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI | \
+                         ERNIC_EXTQPCONF_DBREC)
 
 /*
  * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,

@@ -1026,6 +1026,57 @@ static void test_num_qp_mismatch(void)
     g_free(r);
 }
 
+/*
+ * ERNIC-X doorbell records, with ioeventfds on both sides: the new
+ * process arms QP A's eventfd from the loaded registers and takes its
+ * record once, so a doorbell the old one never served is not lost. Here
+ * WQE 1 is posted and the record moved to 2 with no SQPIi write at all;
+ * without that first look it would never go.
+ */
+#define DBREC_REC   (DEV_BASE(0) + 0x0f0000)
+#define DBREC_OFF2  0x100000            /* WQE 1's source and target */
+
+static void test_dbrec(void)
+{
+    ErnicRig *r = g_new0(ErnicRig, 1);
+    uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_A);
+    g_autofree uint8_t *p = NULL;
+    g_autofree uint8_t *q = NULL;
+    uint8_t wqe[ERNIC_WQE_SIZE];
+
+    mig_devopts = "db-eventfd=on";
+    ernic_rig_launch_dev(r, mig_devopts, NULL);
+    ernic_rig_attach_all(r);
+    ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_DBREC);
+    ernic_rig_wr(r, 0, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_DBREC);
+    ernic_rig_wr(r, 0, x + ERNIC_DBRECA, DBREC_REC);
+    qtest_writel(r->qts, DBREC_REC, 1);
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG_LEN, 15);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_WRITE,
+                   DEV_BASE(0) + SRC_OFF, MSG_LEN, MR_VA, RKEY, 0, NULL);
+    cut_after_40(r, 0);
+
+    q = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF + DBREC_OFF2, MSG_LEN,
+                              16);
+    qernic_wqe(wqe, ERNIC_OP_WRITE, 1, DEV_BASE(0) + SRC_OFF + DBREC_OFF2,
+               MSG_LEN, MR_VA + DBREC_OFF2, RKEY, 0);
+    qtest_memwrite(r->qts, DEV_BASE(0) + SQ_OFF + ERNIC_WQE_SIZE, wqe,
+                   sizeof(wqe));
+    qtest_writel(r->qts, DBREC_REC, 2);
+    rig_migrate(r);
+    mig_devopts = NULL;
+
+    ERNIC_RIG_PUMP(r, NULL,
+                   ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD) == 2);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_SQPI), ==, 2);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, p, MSG_LEN);
+    ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF + DBREC_OFF2, q, MSG_LEN);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 0));
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 1), ==, CQE(ERNIC_OP_WRITE, 1));
+    ernic_rig_stop(r);
+}
+
 int main(int argc, char **argv)
 {
     int ret;
@@ -1045,6 +1096,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/migrate/xrc", test_xrc);
     qtest_add_func("/ernic/migrate/fatal-recovery", test_fatal_recovery);
     qtest_add_func("/ernic/migrate/snapshot", test_snapshot);
+    qtest_add_func("/ernic/migrate/dbrec", test_dbrec);
     qtest_add_func("/ernic/migrate/layout-reconic", test_reconic);
     qtest_add_func("/ernic/migrate/layout-reconic-memdev",
                    test_reconic_memdev);

@@ -19,7 +19,7 @@ ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
     tests/qtest/ernic-boards-test tests/qtest/ernic-srq-test \
     tests/qtest/ernic-ud-test tests/qtest/ernic-uc-test \
     tests/qtest/ernic-atomic-test tests/qtest/ernic-place-test \
-    tests/qtest/ernic-xrc-test \
+    tests/qtest/ernic-xrc-test tests/qtest/ernic-dbrec-test \
     tests/qtest/ernic-fuzz \
     tests/qtest/ernic-soak \
     tests/qtest/ernic-bench

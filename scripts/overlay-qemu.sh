@@ -61,7 +61,7 @@ for t in ernic-test.c ernic-rc-test.c ernic-fatal-test.c \
          ernic-migrate-test.c ernic-fault-test.c ernic-qos-test.c \
          ernic-boards-test.c ernic-srq-test.c ernic-ud-test.c \
          ernic-uc-test.c ernic-atomic-test.c ernic-place-test.c \
-         ernic-xrc-test.c \
+         ernic-xrc-test.c ernic-dbrec-test.c \
          ernic-fuzz.c ernic-soak.c \
          ernic-rig.h ernic-rig.c libqos/ernic.c libqos/ernic.h; do
     link "$ERNIC_ROOT/qtest/$t" "$src/tests/qtest/$t"
@@ -74,7 +74,7 @@ add_line "$src/hw/Kconfig" "source rdma/Kconfig" '^source pci/Kconfig'
 add_line "$src/hw/meson.build" "subdir('rdma')" "^subdir\('pci'\)"
 add_line "$src/meson.build" "    'hw/rdma'," "^    'hw/pci',"
 # The qtests; trees overlaid by older versions of this script list fewer.
-qtest_line="qtests_x86_64 += ['ernic-test', 'ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test', 'ernic-ext-test', 'ernic-immdt-test', 'ernic-migrate-test', 'ernic-fault-test', 'ernic-boards-test', 'ernic-srq-test', 'ernic-ud-test', 'ernic-uc-test', 'ernic-atomic-test', 'ernic-place-test', 'ernic-xrc-test', 'ernic-fuzz', 'ernic-soak', 'ernic-bench']"
+qtest_line="qtests_x86_64 += ['ernic-test', 'ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test', 'ernic-ext-test', 'ernic-immdt-test', 'ernic-migrate-test', 'ernic-fault-test', 'ernic-boards-test', 'ernic-srq-test', 'ernic-ud-test', 'ernic-uc-test', 'ernic-atomic-test', 'ernic-place-test', 'ernic-xrc-test', 'ernic-dbrec-test', 'ernic-fuzz', 'ernic-soak', 'ernic-bench']"
 if ! grep -qxF "$qtest_line" "$src/tests/qtest/meson.build"; then
     sed -i "/^qtests_x86_64 += \['ernic-test'/d" "$src/tests/qtest/meson.build"
     add_line "$src/tests/qtest/meson.build" "$qtest_line" \
@@ -92,7 +92,8 @@ foreach t : ['ernic-rc-test', 'ernic-fatal-test', 'ernic-hardening-test',
              'ernic-ext-test', 'ernic-immdt-test', 'ernic-migrate-test',
              'ernic-fault-test', 'ernic-boards-test', 'ernic-srq-test',
              'ernic-ud-test', 'ernic-uc-test', 'ernic-atomic-test',
-             'ernic-place-test', 'ernic-xrc-test', 'ernic-fuzz', 'ernic-soak', 'ernic-bench']
+             'ernic-place-test', 'ernic-xrc-test', 'ernic-dbrec-test',
+             'ernic-fuzz', 'ernic-soak', 'ernic-bench']
   qtests += {t: [ernic_rig]}
 endforeach
 # The benchmark measures the device's CRC-32 (ernic_crc32.c, zlib below),

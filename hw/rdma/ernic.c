@@ -46,6 +46,7 @@
 #include "hw/core/cpu.h"
 #include "qemu/main-loop.h"
 #include "system/hostmem.h"
+#include "system/kvm.h"
 #include "ernic_core.h"
 #include "trace.h"
 
@@ -65,6 +66,7 @@ struct ErnicState {
     HostMemoryBackend *card_memdev;
     bool reconic;
     OnOffAuto tx_map;
+    OnOffAuto db_eventfd;
 
     MemoryRegion regs;
     MemoryRegion msix;
@@ -260,6 +262,21 @@ static bool ernic_tx_map(ErnicState *s)
            peer->info->type != NET_CLIENT_DRIVER_HUBPORT;
 }
 
+/*
+ * Whether the doorbells of QPs with ERNIC-X doorbell records are
+ * ioeventfds (docs/extension.md, "Doorbell records"): by default only
+ * under KVM, where a vCPU's write then costs no exit to QEMU. Under TCG
+ * a doorbell served within its MMIO write sends sooner (docs/engine.md,
+ * "Doorbells"); there, on serves the eventfd in software, for tests.
+ */
+static bool ernic_db_eventfd(ErnicState *s)
+{
+    if (s->db_eventfd != ON_OFF_AUTO_AUTO) {
+        return s->db_eventfd == ON_OFF_AUTO_ON;
+    }
+    return s->ext && kvm_enabled();
+}
+
 /* QMP/HMP set_link: the board's MAC reports it (BAR4 STATUS, INTSTS[2]). */
 static void ernic_nc_link_status_changed(NetClientState *nc)
 {
@@ -406,6 +423,11 @@ static bool ernic_check_props(ErnicState *s, Error **errp)
                    s->mr_entries);
         return false;
     }
+    if (!s->ext && s->db_eventfd == ON_OFF_AUTO_ON) {
+        error_setg(errp, "ernic: db-eventfd=on needs ext=on (doorbell "
+                   "records are an ERNIC-X feature)");
+        return false;
+    }
     return ernic_layout_check(s, errp);
 }
 
@@ -498,6 +520,9 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
                        ernic_tx, s);
     s->core.link_down = qemu_get_queue(s->nic)->link_down;
     s->core.tx_map = ernic_tx_map(s);
+    s->core.db_eventfd = ernic_db_eventfd(s);
+    s->core.db_regs = &s->regs;
+    s->core.db_udb = s->ext && !s->reconic ? &s->udb : NULL;
     if (s->card_memdev) {
         host_memory_backend_set_mapped(s->card_memdev, true);
     }
@@ -579,6 +604,9 @@ static const Property ernic_properties[] = {
                      TYPE_MEMORY_BACKEND, HostMemoryBackend *),
     /* Payload sent in place, not copied (docs/engine.md). */
     DEFINE_PROP_ON_OFF_AUTO("x-tx-map", ErnicState, tx_map,
+                            ON_OFF_AUTO_AUTO),
+    /* ERNIC-X doorbell records through ioeventfds (docs/extension.md). */
+    DEFINE_PROP_ON_OFF_AUTO("db-eventfd", ErnicState, db_eventfd,
                             ON_OFF_AUTO_AUTO),
 };
 

@@ -132,16 +132,18 @@ static void ernic_core_qdepth_written(ErnicCore *c, const ErnicRegWrite *w)
     c->qp[w->qpn].db_warned = false;
 }
 
+/* ERNIC-X DBREC: the value may come from the QP's record instead. */
 static void ernic_core_sqpi_written(ErnicCore *c, const ErnicRegWrite *w)
 {
-    c->qp[w->qpn].db_warned = false;
-    ernic_engine_doorbell(c, w->qpn);
+    ernic_dbrec_sqpi_written(c, w->qpn, w->old);
 }
 
+/* The QP's doorbell ioeventfd exists only while it is enabled. */
 static void ernic_core_qpconf_written(ErnicCore *c, const ErnicRegWrite *w)
 {
     c->qp[w->qpn].db_warned = false;
     ernic_engine_qpconf_written(c, w->qpn, w->old);
+    ernic_dbrec_sync(c, w->qpn);
 }
 
 static void ernic_core_statqp_written(ErnicCore *c, const ErnicRegWrite *w)
@@ -164,6 +166,9 @@ static void ernic_core_cqhead_written(ErnicCore *c, const ErnicRegWrite *w)
 static void ernic_core_ext_written(ErnicCore *c, const ErnicRegWrite *w)
 {
     ernic_ext_written(c, w->addr, w->old);
+    if (w->addr == ERNIC_EXTCTRL) {
+        ernic_dbrec_sync_all(c);
+    }
 }
 
 static void ernic_core_srq_written(ErnicCore *c, const ErnicRegWrite *w)
@@ -359,6 +364,9 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
                       addr);
         return 0;
     }
+    if (r.qpn && r.reg == &c->qp[r.qpn].regs[ERNIC_W(ERNIC_SQPI)]) {
+        ernic_dbrec_sqpi_read(c, r.qpn);
+    }
     val = *r.reg & r.info->mask;
     ernic_core_trace_access(&r, addr, val, false);
     return val;
@@ -462,6 +470,7 @@ void ernic_core_reset(ErnicCore *c)
     unsigned i;
 
     trace_ernic_reset();
+    ernic_dbrec_reset(c);
     qemu_bh_cancel(c->sq_bh);
     bitmap_zero(c->sq_pending, ERNIC_NUM_QP_MAX + 1);
     ernic_link_reset(c);
@@ -587,6 +596,7 @@ void ernic_core_unrealize(ErnicCore *c)
         timer_free(c->qp[i].ack_timer);
     }
     qemu_del_vm_change_state_handler(c->vmse);
+    ernic_dbrec_reset(c);
     ernic_link_reset(c);
     qemu_bh_delete(c->sq_bh);
     qemu_bh_delete(c->lo_bh);

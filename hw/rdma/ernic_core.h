@@ -17,6 +17,7 @@
 #include "qemu/timer.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
+#include "qemu/event_notifier.h"
 #include "ernic_wire.h"
 
 #define ERNIC_PDT_WORDS     (ERNIC_PDT_STRIDE / 4)
@@ -291,6 +292,10 @@ typedef struct ErnicQP {
     uint32_t rd_hist_next;
     uint32_t fault_cqe_left;    /* injected error CQEs (ernic_fault.c) */
     QEMUTimer *ack_timer;
+    /* ERNIC-X DBREC through an ioeventfd (ernic_dbrec.c) */
+    EventNotifier db_notifier;
+    bool db_armed;              /* db_notifier is on SQPIi's address */
+    bool db_armed_udb;          /* ... and on the doorbell page's */
 } ErnicQP;
 
 typedef struct ErnicCore ErnicCore;
@@ -452,6 +457,14 @@ struct ErnicCore {
     uint32_t ah_entries;        /* ERNIC_AH_ENTRIES, or 0 without ext */
     uint32_t mc_regs[ERNIC_EXT_MC_WORDS];                   /* ernic_mcast.c */
     ErnicMcg mcg[ERNIC_MCG_ENTRIES];
+
+    /*
+     * ERNIC-X DBREC (ernic_dbrec.c): SQPIi writes of QPs with doorbell
+     * records become ioeventfds of these regions (db-eventfd property).
+     */
+    bool db_eventfd;
+    MemoryRegion *db_regs;      /* BAR0's registers */
+    MemoryRegion *db_udb;       /* BAR3, the doorbell pages, or NULL */
 
     ErnicFault fault;
     bool link_down;             /* the netdev's link (set_link) */
@@ -995,6 +1008,17 @@ void ernic_core_reset(ErnicCore *c);
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
 bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
+
+/*
+ * ernic_dbrec.c: ERNIC-X SQ doorbell records (docs/extension.md,
+ * "Doorbell records").
+ */
+void ernic_dbrec_sqpi_written(ErnicCore *c, uint32_t qpn, uint32_t old);
+void ernic_dbrec_sqpi_read(ErnicCore *c, uint32_t qpn);
+void ernic_dbrec_sync(ErnicCore *c, uint32_t qpn);
+void ernic_dbrec_sync_all(ErnicCore *c);
+void ernic_dbrec_loaded(ErnicCore *c);
+void ernic_dbrec_reset(ErnicCore *c);
 
 /* ernic_udb.c: BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
 uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size);

@@ -92,6 +92,7 @@ uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size)
     }
     switch (off) {
     case ERNIC_UDB_SQPI:
+        ernic_dbrec_sqpi_read(c, qpn);
         return ernic_qp_reg(c, qpn, ERNIC_SQPI);
     case ERNIC_UDB_RQCI:
         return ernic_qp_reg(c, qpn, ERNIC_RQCI);

@@ -759,6 +759,7 @@ static int ernic_vmstate_post_load(void *opaque, int version_id)
         ernic_txw_rewound(&c->qp[qpn]);
         set_bit(qpn, c->sq_pending);
     }
+    ernic_dbrec_loaded(c);
     trace_ernic_vm_loaded(c->num_qp, g_queue_get_length(&c->lo_queue));
     return 0;
 }

@@ -48,6 +48,7 @@
 #define ERNIC_EXT_F_MW                  (1u << 13)  /* memory windows */
 #define ERNIC_EXT_F_PLACE               (1u << 14)  /* FLUSH, ATOMIC WRITE */
 #define ERNIC_EXT_F_XRC                 (1u << 15)  /* XRC QPs and SRQs */
+#define ERNIC_EXT_F_DBREC               (1u << 16)  /* SQ doorbell records */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -62,7 +63,8 @@
                                          ERNIC_EXT_F_ATOMIC | \
                                          ERNIC_EXT_F_MW | \
                                          ERNIC_EXT_F_PLACE | \
-                                         ERNIC_EXT_F_XRC)
+                                         ERNIC_EXT_F_XRC | \
+                                         ERNIC_EXT_F_DBREC)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
@@ -73,7 +75,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0000ffff, 0x0000ffff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0001ffff, 0x0001ffff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -107,11 +109,13 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff07ff, 0x00ff07ff, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff0fff, 0x00ff0fff, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
-    X(XRCD,             0x10,    RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0)
+    X(XRCD,             0x10,    RW,  0,          0x00ffffff, 0x00ffffff, NONE, 0) \
+    X(DBRECA,           0x14,    RW,  0,          0xfffffffc, 0xfffffffc, NONE, 0) \
+    X(DBRECAMSB,        0x18,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0)
 
 #define ERNIC_EXT_QP_REG(name, off, ...)    ERNIC_##name = (off),
 enum {
@@ -132,6 +136,17 @@ enum {
 #define ERNIC_EXTQPCONF_FLUSH           (1u << 8)   /* takes FLUSH (PLACE) */
 #define ERNIC_EXTQPCONF_XRC_TGT         (1u << 9)   /* XRC target QP (XRC) */
 #define ERNIC_EXTQPCONF_XRC_INI         (1u << 10)  /* XRC initiator QP (XRC) */
+#define ERNIC_EXTQPCONF_DBREC           (1u << 11)  /* SQPIi from DBRECAi */
+
+/*
+ * SQ doorbell records (feature DBREC): with EXTQPCONFi[11], a write to
+ * SQPIi (or to the QP's doorbell page) only says "look": the producer
+ * index is the record's bits [15:0], 4 bytes little-endian at
+ * DBRECAMSBi:DBRECAi, read when the write arrives. So the write's value
+ * may be lost on the way, as KVM's ioeventfd loses it.
+ */
+#define ERNIC_DBREC_SIZE                4
+#define ERNIC_DBREC_PI_MASK             0x0000ffffu
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
