@@ -249,6 +249,10 @@ struct ernic_qp {
 	__le32 *db_rq;
 	dma_addr_t db_cq_dma;
 	dma_addr_t db_rq_dma;
+	/* ERNIC-X DBREC: the SQ doorbell record, or NULL (DBRECAi) */
+	__le32 *db_sq;
+	dma_addr_t db_sq_dma;
+	bool dbrec_asked;		/* a direct QP's provider writes one */
 	bool sq_sig_all;
 
 	/* SQ (64-byte WQEs) and its CQ (4-byte CQEs), same depth. */
@@ -460,6 +464,7 @@ static inline struct ernic_xrcd *to_exrcd(struct ib_xrcd *ibxrcd)
 #define ERNIC_DB_SIZE		PAGE_SIZE
 #define ERNIC_DB_CQ(qpn)	(qpn)
 #define ERNIC_DB_RQ(qpn)	(ERNIC_NUM_QP_MAX + 1 + (qpn))
+#define ERNIC_DB_SQ(qpn)	(2 * (ERNIC_NUM_QP_MAX + 1) + (qpn))
 
 int ernic_eth_register(struct ernic_dev *dev);
 void ernic_eth_unregister(struct ernic_dev *dev);

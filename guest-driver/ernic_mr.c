@@ -23,6 +23,11 @@ module_param(ext, bool, 0444);
 MODULE_PARM_DESC(ext,
 		 "use the ERNIC-X extension (MR table, fast registration) when the device has it (default on)");
 
+static bool dbrec = true;
+module_param(dbrec, bool, 0444);
+MODULE_PARM_DESC(dbrec,
+		 "give SQs ERNIC-X doorbell records when the device has them (default on)");
+
 /*
  * The capability (docs/extension.md, "Discovery"): a vendor-specific
  * capability of version 1 that places the extension at 0x38000 of BAR0,
@@ -68,6 +73,8 @@ void ernic_ext_init(struct ernic_dev *dev)
 	dev->mr_max = ERNIC_PDT_ENTRIES;
 	if (!feat)
 		return;
+	if (!dbrec)
+		feat &= ~ERNIC_EXT_F_DBREC;
 	/* Written even when unused: a previous driver may have left it on. */
 	ernic_wr(dev, ERNIC_EXTCTRL, ext && (feat & ERNIC_EXT_F_MR) ? feat : 0);
 	dev->ext = ernic_rd(dev, ERNIC_EXTCTRL);

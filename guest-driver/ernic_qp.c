@@ -104,6 +104,9 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	ernic_qwr(dev, q, ERNIC_STATRQBUFCAMSB, 0);
 	ernic_qwr(dev, q, ERNIC_RQCI, 0);
 	ernic_qwr(dev, q, ERNIC_STATCURSQPTR, 0);
+	/* With a doorbell record, SQPIi takes the record's index. */
+	if (qp->db_sq)
+		WRITE_ONCE(*qp->db_sq, 0);
 	ernic_qwr(dev, q, ERNIC_SQPI, 0);
 	if (q != ERNIC_QP_GSI) {
 		ernic_qwr(dev, q, ERNIC_SQPSN, 0);
@@ -438,7 +441,14 @@ static void ernic_qp_ext_conf(struct ernic_qp *qp)
 		 (atomic ? ERNIC_EXTQPCONF_ATOMIC : 0) |
 		 (flush ? ERNIC_EXTQPCONF_FLUSH : 0) |
 		 (qp->xrc_tgt ? ERNIC_EXTQPCONF_XRC_TGT : 0) |
-		 (qp->xrc_ini ? ERNIC_EXTQPCONF_XRC_INI : 0));
+		 (qp->xrc_ini ? ERNIC_EXTQPCONF_XRC_INI : 0) |
+		 (qp->db_sq ? ERNIC_EXTQPCONF_DBREC : 0));
+	if (qp->db_sq) {
+		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_DBRECA,
+			 lower_32_bits(qp->db_sq_dma));
+		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) +
+			 ERNIC_DBRECAMSB, upper_32_bits(qp->db_sq_dma));
+	}
 	if (qp->xrc_tgt)
 		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_XRCD,
 			 qp->xrcdn);
@@ -472,15 +482,21 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	ernic_qp_ext_conf(qp);
 }
 
-/* The doorbell words of a QP the driver polls: its words of dev->db. */
+/*
+ * The doorbell words of a QP the driver polls: its words of dev->db,
+ * and its SQ doorbell record there when the device has them.
+ */
 static void ernic_qp_kernel_db(struct ernic_qp *qp)
 {
 	struct ernic_dev *dev = qp->dev;
+	bool dbrec = dev->ext & ERNIC_EXT_F_DBREC;
 
 	qp->db_cq = &dev->db[ERNIC_DB_CQ(qp->qpn)];
 	qp->db_rq = &dev->db[ERNIC_DB_RQ(qp->qpn)];
 	qp->db_cq_dma = dev->db_dma + 4 * ERNIC_DB_CQ(qp->qpn);
 	qp->db_rq_dma = dev->db_dma + 4 * ERNIC_DB_RQ(qp->qpn);
+	qp->db_sq = dbrec ? &dev->db[ERNIC_DB_SQ(qp->qpn)] : NULL;
+	qp->db_sq_dma = dbrec ? dev->db_dma + 4 * ERNIC_DB_SQ(qp->qpn) : 0;
 }
 
 /*

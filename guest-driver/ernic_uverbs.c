@@ -160,6 +160,8 @@ bool ernic_uq_wanted(struct ernic_qp *qp, struct ib_udata *udata)
 	uc = rdma_udata_to_drv_context(udata, struct ernic_ucontext, ibuc);
 	if (ib_copy_from_udata(&cmd, udata, min(udata->inlen, sizeof(cmd))))
 		return false;
+	qp->dbrec_asked = (cmd.flags & ERNIC_QP_DBREC) &&
+			  (qp->dev->ext & ERNIC_EXT_F_DBREC);
 	/* A doorbell page for each QP up to the BAR's size. */
 	return uc->direct && (cmd.flags & ERNIC_QP_DIRECT) &&
 	       qp->qpn <= ERNIC_UDB_BAR_SIZE / ERNIC_UDB_PAGE;
@@ -235,13 +237,15 @@ int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata)
 		[ERNIC_UQ_STATUS] = true,
 	};
 	size_t size[ERNIC_UQ_NR] = {
-		[ERNIC_UQ_SQ] = (size_t)qp->sq_depth * ERNIC_XWQE_SIZE,
+		[ERNIC_UQ_SQ] = (size_t)qp->sq_depth * ERNIC_XWQE_SIZE +
+				(qp->dbrec_asked ? ERNIC_DBREC_SIZE : 0),
 		[ERNIC_UQ_RQ] = (size_t)qp->rq_depth * ERNIC_RWQE_SIZE,
 		[ERNIC_UQ_CQ] = (size_t)qp->sq_depth * ERNIC_CQE_SIZE,
 		[ERNIC_UQ_META] = (size_t)qp->rq_depth * ERNIC_RXMETA_SIZE,
 		[ERNIC_UQ_STATUS] = sizeof(struct ernic_uq_status),
 		[ERNIC_UQ_UDB] = ERNIC_UDB_PAGE,
 	};
+	struct ernic_umap *m;
 	int r, ret;
 
 	if (pci_resource_len(qp->dev->pdev, ERNIC_BAR_UDB) <
@@ -254,6 +258,12 @@ int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata)
 	}
 	qp->sq = qp->umap[ERNIC_UQ_SQ]->cpu;
 	qp->sq_dma = qp->umap[ERNIC_UQ_SQ]->dma;
+	/* The process's doorbell record ends its SQ region, or it has none. */
+	m = qp->umap[ERNIC_UQ_SQ];
+	qp->db_sq = qp->dbrec_asked ? m->cpu + m->size - ERNIC_DBREC_SIZE :
+				      NULL;
+	qp->db_sq_dma = qp->dbrec_asked ? m->dma + m->size - ERNIC_DBREC_SIZE :
+					  0;
 	qp->rq = qp->umap[ERNIC_UQ_RQ]->cpu;
 	qp->rq_dma = qp->umap[ERNIC_UQ_RQ]->dma;
 	qp->cqe = qp->umap[ERNIC_UQ_CQ]->cpu;
@@ -289,6 +299,8 @@ void ernic_uq_free(struct ernic_qp *qp)
 	qp->cqe = NULL;
 	qp->meta = NULL;
 	qp->ust = NULL;
+	if (qp->direct)
+		qp->db_sq = NULL;	/* it was in the SQ region */
 }
 
 /* create_qp's answer: a direct QP's depths and where to map its regions. */
@@ -300,7 +312,8 @@ int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata)
 	if (!udata || !udata->outlen)
 		return 0;
 	if (qp->direct) {
-		resp.flags = ERNIC_QP_DIRECT;
+		resp.flags = ERNIC_QP_DIRECT |
+			     (qp->db_sq ? ERNIC_QP_DBREC : 0);
 		resp.sq_depth = qp->sq_depth;
 		resp.rq_depth = qp->rq_depth;
 		resp.ud_mtu = qp->ud ? ib_mtu_enum_to_int(qp->attr.path_mtu) : 0;

@@ -130,7 +130,16 @@ void ernic_ring_sq(struct ernic_qp *qp)
 	if (qp->direct || qp->sq_held || qp->state == IB_QPS_RESET ||
 	    qp->state == IB_QPS_INIT || qp->state == IB_QPS_RTR)
 		return;
-	/* WQEs are visible before the doorbell (PG332 p.60). */
+	/*
+	 * The WQEs are visible before the doorbell record, which the device
+	 * may read without a doorbell (after a migration; docs/extension.md,
+	 * "Doorbell records").
+	 */
+	if (qp->db_sq) {
+		dma_wmb();
+		WRITE_ONCE(*qp->db_sq, cpu_to_le32(qp->sq_pi));
+	}
+	/* WQEs and record are visible before the doorbell (PG332 p.60). */
 	wmb();
 	ernic_qwr(qp->dev, qp->qpn, ERNIC_SQPI, qp->sq_pi);
 }

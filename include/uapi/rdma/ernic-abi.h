@@ -59,6 +59,15 @@ struct ernic_reg_mr_cmd {
  * (docs/driver.md, "Direct QPs").
  */
 #define ERNIC_QP_DIRECT		(1u << 0)
+/*
+ * With ERNIC_QP_DIRECT: the QP has an ERNIC-X SQ doorbell record
+ * (docs/extension.md, "Doorbell records"), the last 4 bytes of the SQ
+ * region (len[ERNIC_UQ_SQ] - 4), past its sq_depth 128-byte WQEs. The
+ * process stores the producer index there, then writes SQPI of the
+ * doorbell page with any value. Asked for in the command, granted in
+ * the answer.
+ */
+#define ERNIC_QP_DBREC		(1u << 1)
 
 struct ernic_create_qp_cmd {
 	__u32 flags;				/* ERNIC_QP_DIRECT: asked for */
