@@ -295,6 +295,20 @@ static int direct_regions(struct umap *r)
 }
 
 /*
+ * Ring slot 0 of the SQ of direct_regions() @r through its doorbell
+ * page, and its ERNIC-X doorbell record (the SQ region's last 4 bytes,
+ * past the WQEs), which the device reads instead of the value written
+ * when the QP has one (rdma/ernic-abi.h, ERNIC_QP_DBREC).
+ */
+static void forge_ring(struct umap *r)
+{
+	__sync_synchronize();
+	*(volatile uint32_t *)(r[0].start + r[0].len - 4) = 1;
+	__sync_synchronize();
+	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;
+}
+
+/*
  * A SEND WQE written straight into the attacker's own SQ, slot 0, naming
  * @addr through @lkey, rung through its own doorbell page: the provider's
  * checks never see it, the device's must end it.
@@ -326,8 +340,7 @@ static void check_forged(struct dev *d, uint64_t addr, uint32_t lkey,
 	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_ADDR, &addr, 8);
 	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LEN, &(uint32_t){ 64 }, 4);
 	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LKEY, &lkey, 4);
-	__sync_synchronize();
-	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;
+	forge_ring(r);
 	st = wait_wc(d, p.a);
 	report(st != IBV_WC_SUCCESS && st != -1 &&
 	       !holds_secret(d->buf + 2048, 64), name, NULL);
@@ -899,8 +912,7 @@ static void check_ud_forged(struct dev *d, int32_t idx)
 	       (uintptr_t)d->buf }, 8);
 	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LEN, &(uint32_t){ 64 }, 4);
 	memcpy(w + ERNIC_XWQE_SGE + ERNIC_SGE_LKEY, &d->mr->lkey, 4);
-	__sync_synchronize();
-	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;
+	forge_ring(r);
 	st = wait_wc(d, qp);
 	report(st != IBV_WC_SUCCESS && st != -1, name, NULL);
 out:

@@ -90,6 +90,7 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	};
 	struct ernic_dq *q = &qp->dq;
 	int fd = pd->context->cmd_fd;
+	size_t sq_len;
 	int r;
 
 	q->sq_depth = resp->sq_depth;
@@ -97,8 +98,10 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	q->ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
 	q->uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
 	q->ud_mtu = resp->ud_mtu;
+	sq_len = (size_t)q->sq_depth * ERNIC_XWQE_SIZE +
+		 (resp->flags & ERNIC_QP_DBREC ? ERNIC_DBREC_SIZE : 0);
 	if (q->sq_depth < 2 || q->rq_depth < 2 ||
-	    resp->len[ERNIC_UQ_SQ] < (size_t)q->sq_depth * ERNIC_XWQE_SIZE ||
+	    resp->len[ERNIC_UQ_SQ] < sq_len ||
 	    resp->len[ERNIC_UQ_RQ] < (size_t)q->rq_depth * ERNIC_RWQE_SIZE ||
 	    resp->len[ERNIC_UQ_CQ] < (size_t)q->sq_depth * ERNIC_CQE_SIZE ||
 	    resp->len[ERNIC_UQ_META] <
@@ -121,6 +124,10 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	q->meta = q->map[ERNIC_UQ_META];
 	q->st = q->map[ERNIC_UQ_STATUS];
 	q->udb = q->map[ERNIC_UQ_UDB];
+	/* The doorbell record: the SQ region's last 4 bytes. */
+	if (resp->flags & ERNIC_QP_DBREC)
+		q->dbrec = (volatile __le32 *)(q->sq + q->len[ERNIC_UQ_SQ] -
+					       ERNIC_DBREC_SIZE);
 	q->swqe = calloc(q->sq_depth, sizeof(*q->swqe));
 	q->rwr_id = calloc(q->rq_depth, sizeof(*q->rwr_id));
 	if (!q->swqe || !q->rwr_id)
@@ -499,8 +506,16 @@ static void ernic_dq_ring_sq(struct ernic_dq *q, uint32_t state)
 		return;
 	}
 	q->sq_unrung = false;
-	/* The WQEs are visible before the doorbell (PG332 p.60). */
+	/*
+	 * The WQEs are visible before the doorbell (PG332 p.60), and before
+	 * the doorbell record, which the device reads at the doorbell (and
+	 * after a migration without one).
+	 */
 	udma_to_device_barrier();
+	if (q->dbrec) {
+		*q->dbrec = htole32(q->sq_pi);
+		udma_to_device_barrier();
+	}
 	mmio_write32((void *)(q->udb + ERNIC_UDB_SQPI / 4), q->sq_pi);
 }
 
