@@ -823,7 +823,7 @@ static void test_properties_described(void)
 {
     static const char *const props[] = {
         "num-qp", "ext", "mr-entries", "layout", "card-mem",
-        "card-memdev",
+        "card-memdev", "db-eventfd",
     };
     const char *qemu = g_getenv("QTEST_QEMU_BINARY");
     g_autofree char *out = NULL, *err = NULL;

@@ -667,6 +667,9 @@ static void ernic_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "card-memdev",
         "layout=reconic: a memory backend as card memory, instead of "
         "card-mem");
+    object_class_property_set_description(klass, "db-eventfd",
+        "ERNIC-X doorbell records: SQ doorbells as ioeventfds (auto: "
+        "under KVM; docs/extension.md)");
     object_class_property_add_str(klass, "fault", ernic_get_fault,
                                   ernic_set_fault);
     object_class_property_set_description(klass, "fault",
