@@ -251,19 +251,8 @@ static void test_eventfd_udb(void)
 /* db-eventfd=on without the extension: realize fails with a message. */
 static void test_property(void)
 {
-    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
-    g_autofree char *out = NULL, *err = NULL;
-    const char *argv[] = {
-        qemu, "-M", "q35", "-nodefaults", "-display", "none", "-S",
-        "-device", "ernic,ext=off,db-eventfd=on", NULL,
-    };
-    int status;
-
-    g_assert(qemu);
-    g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL,
-                          NULL, &out, &err, &status, NULL));
-    g_assert_cmpint(status, !=, 0);
-    g_assert(strstr(err, "db-eventfd=on needs ext=on"));
+    ernic_rig_assert_refused("ext=off,db-eventfd=on",
+                             "db-eventfd=on needs ext=on");
 }
 
 int main(int argc, char **argv)

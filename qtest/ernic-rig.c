@@ -34,6 +34,24 @@ size_t ernic_rig_frame(uint8_t *f, const ErnicRigDev *src,
  * Rig: two devices in one QEMU, each on a socket netdev.
  */
 
+void ernic_rig_assert_refused(const char *devopts, const char *msg)
+{
+    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    g_autofree char *dev = g_strdup_printf("ernic,%s", devopts);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *argv[] = {
+        qemu, "-M", "q35", "-nodefaults", "-display", "none", "-S",
+        "-device", dev, NULL,
+    };
+    int status;
+
+    g_assert(qemu);
+    g_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL,
+                          NULL, &out, &err, &status, NULL));
+    g_assert_cmpint(status, !=, 0);
+    g_assert(strstr(err, msg));
+}
+
 /* The BARs of either layout (docs/boards.md); returns the ETH BAR's size. */
 static uint64_t ernic_rig_map(ErnicRigDev *d)
 {

@@ -316,6 +316,12 @@ uint8_t *ernic_rig_put_pattern(ErnicRig *r, uint64_t addr, size_t n,
 void ernic_rig_assert_mem(ErnicRig *r, uint64_t addr, const uint8_t *want,
                           size_t n);
 
+/*
+ * QEMU refuses "-device ernic,@devopts": it exits with an error whose
+ * message holds @msg.
+ */
+void ernic_rig_assert_refused(const char *devopts, const char *msg);
+
 /* CPU time (user + system) the QEMU process has used, in clock ticks. */
 uint64_t ernic_rig_cpu_ticks(QTestState *qts);
 
