@@ -306,7 +306,8 @@ static uint32_t fuzz_seed_feat(Fuzz *z)
 {
     return ERNIC_EXT_F_ATOMIC | ERNIC_EXT_F_PLACE |
            (z->seed & 2 ? ERNIC_EXT_F_XRC | ERNIC_EXT_F_SRQ |
-            ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0);
+            ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0) |
+           (z->seed & 4 ? ERNIC_EXT_F_DBREC : 0);
 }
 
 /* Device 1's FUZZ_XRC_SRQ: of FUZZ_XRCD, 15 WQEs in the region. */
@@ -335,19 +336,26 @@ static void fuzz_xrc_srq(Fuzz *z)
  * and FLUSH; seeds 3 mod 4 also make QP A an XRC initiator and QP B a
  * target of FUZZ_XRCD, with device 1's FUZZ_XRC_SRQ an XRC SRQ holding
  * 15 WQEs: otherwise each needs a run of lucky actions (EXTCTRL, then
- * EXTQPCONFi, XRCDi, an SRQ, then a post).
+ * EXTQPCONFi, XRCDi, an SRQ, then a post). Seeds 5 and 7 mod 8 give QPs
+ * A and B doorbell records in the region (ERNIC-X DBREC), which posts
+ * keep up to date (fuzz_post_record()) and the wire may overwrite.
  */
 static void fuzz_seed_verbs(Fuzz *z)
 {
     uint32_t take = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
+    uint32_t dbrec = z->seed & 4 ? ERNIC_EXTQPCONF_DBREC : 0;
     bool xrc = z->seed & 2;
 
     for (int i = 0; i < NDEV; i++) {
+        uint32_t x = ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A);
+
         ernic_rig_wr(z->r, i, ERNIC_EXTCTRL, fuzz_seed_feat(z));
-        ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(i ? QPN_B : QPN_A) +
-                     ERNIC_EXTQPCONF, take | (!xrc ? 0 : i ?
-                     ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_RXMETA |
-                     ERNIC_EXTQPCONF_RXWQE : ERNIC_EXTQPCONF_XRC_INI));
+        ernic_rig_wr(z->r, i, x + ERNIC_DBRECA,
+                     DEV_BASE(i) + MR_OFF + 0xffc);
+        ernic_rig_wr(z->r, i, x + ERNIC_EXTQPCONF, dbrec | take |
+                     (!xrc ? 0 : i ? ERNIC_EXTQPCONF_XRC_TGT |
+                      ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE :
+                      ERNIC_EXTQPCONF_XRC_INI));
         ernic_rig_wr(z->r, i, ERNIC_EXT_QP_OFFSET(4) + ERNIC_EXTQPCONF,
                      take);
     }
@@ -371,6 +379,26 @@ static void fuzz_bind_wqe(Fuzz *z, uint8_t *wqe)
     stl_le_p(&wqe[ERNIC_WQE_BIND_LKEY], chance(z, 70) ?
              (MR_INDEX << 8) | MR_KEY : any_val(z));
     stl_le_p(&wqe[ERNIC_WQE_BIND_ACC], below(z, 64));
+}
+
+/*
+ * ERNIC-X DBREC: the producer index goes into QP @qpn's doorbell record
+ * too, mostly, when the record is in the region (act_ext_qp()); one
+ * elsewhere only the wire and chance write.
+ */
+static void fuzz_post_record(Fuzz *z, int dev, uint32_t qpn, uint32_t pi)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
+    uint64_t rec, mr = DEV_BASE(dev) + MR_OFF;
+
+    if (qpn > z->num_qp || chance(z, 10)) {
+        return;
+    }
+    rec = (uint64_t)ernic_rig_rd(z->r, dev, x + ERNIC_DBRECAMSB) << 32 |
+          ernic_rig_rd(z->r, dev, x + ERNIC_DBRECA);
+    if (rec >= mr && rec < mr + 0x1000) {
+        qtest_writel(z->r->qts, rec, chance(z, 90) ? pi : any_val(z));
+    }
 }
 
 /*
@@ -443,6 +471,7 @@ static void act_post(Fuzz *z)
     }
     log_action(z, "post dev%d QP%u x%u sqpi %u", dev, qpn, n,
                z->sqpi[dev][qpn]);
+    fuzz_post_record(z, dev, qpn, z->sqpi[dev][qpn] % depth);
     if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 30)) {
         /* Through the QP's doorbell page: rings only a user QP. */
         qpci_io_writel(z->r->d[dev].e.pdev, z->udb[dev],
@@ -492,9 +521,10 @@ static void act_pdt(Fuzz *z)
  * the wire's R_Key names is the most likely one.
  */
 /*
- * A per-QP extension block (receive metadata): written with its QP
- * disabled for a moment, or while enabled (ignored), for any QP number
- * up to one past the last.
+ * A per-QP extension block (receive metadata, the doorbell record):
+ * written with its QP disabled for a moment, or while enabled
+ * (ignored), for any QP number up to one past the last. The record is
+ * mostly in the region, where the wire's WRITEs change it too.
  */
 static void act_ext_qp(Fuzz *z, int dev)
 {
@@ -504,14 +534,20 @@ static void act_ext_qp(Fuzz *z, int dev)
     uint32_t conf = ernic_rig_qrd(z->r, dev, qpn, ERNIC_QPCONF);
     uint64_t ba = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x100000)
                                 : any_addr(z, dev);
+    uint64_t rec = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x1000)
+                                 : any_addr(z, dev);
+    uint32_t dbrec = chance(z, 40) ? ERNIC_EXTQPCONF_DBREC : 0;
 
-    log_action(z, "ext qp%u dev%d meta 0x%" PRIx64, qpn, dev, ba);
+    log_action(z, "ext qp%u dev%d meta 0x%" PRIx64 " record 0x%" PRIx64
+               "%s", qpn, dev, ba, rec, dbrec ? " on" : "");
     if (chance(z, 70)) {
         ernic_rig_qwr(z->r, dev, qpn, ERNIC_QPCONF, conf & ~ERNIC_QPCONF_QP_EN);
     }
     ernic_rig_wr(z->r, dev, x + ERNIC_RXMETABA, ba);
     ernic_rig_wr(z->r, dev, x + ERNIC_RXMETABAMSB, ba >> 32);
-    ernic_rig_wr(z->r, dev, x + ERNIC_EXTQPCONF, chance(z, 80) ?
+    ernic_rig_wr(z->r, dev, x + ERNIC_DBRECA, rec);
+    ernic_rig_wr(z->r, dev, x + ERNIC_DBRECAMSB, rec >> 32);
+    ernic_rig_wr(z->r, dev, x + ERNIC_EXTQPCONF, dbrec | (chance(z, 80) ?
                  PICK(z, ERNIC_EXTQPCONF_RXMETA, ERNIC_EXTQPCONF_XWQE,
                       ERNIC_EXTQPCONF_RXMETA | ERNIC_EXTQPCONF_RXWQE |
                       ERNIC_EXTQPCONF_XWQE, ERNIC_EXTQPCONF_XWQE |
@@ -528,7 +564,7 @@ static void act_ext_qp(Fuzz *z, int dev)
                       ERNIC_EXTQPCONF_SRQ | ERNIC_EXTQPCONF_UC |
                       below(z, 4) << 16, ERNIC_EXTQPCONF_RXMETA |
                       ERNIC_EXTQPCONF_RXWQE | ERNIC_EXTQPCONF_XRC_TGT,
-                      ERNIC_EXTQPCONF_XRC_INI) : any_val(z));
+                      ERNIC_EXTQPCONF_XRC_INI) : any_val(z)));
     ernic_rig_wr(z->r, dev, x + ERNIC_QKEY, chance(z, 80) ? FUZZ_QKEY :
                  any_val(z));
     /* An XRC target's domain: mostly the one the SRQs get (ERNIC-X). */
@@ -735,7 +771,9 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_ATOMIC, ERNIC_EXT_F_MR |
                                    ERNIC_EXT_F_PLACE, ERNIC_EXT_F_RXMETA |
                                    ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ |
-                                   ERNIC_EXT_F_XRC | ERNIC_EXT_F_ATOMIC) :
+                                   ERNIC_EXT_F_XRC | ERNIC_EXT_F_ATOMIC,
+                                   ERNIC_EXT_F_MR | ERNIC_EXT_F_DBREC |
+                                   ERNIC_EXT_F_XWQE | ERNIC_EXT_F_UDB) :
                               any_val(z);
         if ((z->seed & 1) && chance(z, 70)) {
             /* Odd seeds keep their start's verbs on (fuzz_seed_verbs()). */
@@ -1228,10 +1266,14 @@ static bool settles(Fuzz *z, unsigned settle_s)
 static void setup(Fuzz *z)
 {
     ErnicRigQpCfg cfg = ernic_rig_default_cfg;
-    const char *layout = z->reconic ? ",layout=reconic,card-mem=1M" : "";
+    /* Seeds with bit 2 make doorbells with records ioeventfds (DBREC). */
+    const char *dbe = z->seed & 4 ? ",db-eventfd=on" : "";
+    g_autofree char *layout = g_strdup_printf(
+        "%s%s", z->reconic ? ",layout=reconic,card-mem=1M" : "", dbe);
     g_autofree char *extra = g_strdup_printf(
-        "-global ernic.num-qp=%u%s", z->num_qp, z->reconic ?
-        " -global ernic.layout=reconic -global ernic.card-mem=1M" : "");
+        "-global ernic.num-qp=%u%s%s", z->num_qp, z->reconic ?
+        " -global ernic.layout=reconic -global ernic.card-mem=1M" : "",
+        z->seed & 4 ? " -global ernic.db-eventfd=on" : "");
 
     if (z->hub) {
         ErnicRig *r = g_new0(ErnicRig, 1);
