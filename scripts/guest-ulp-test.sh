@@ -26,6 +26,8 @@
 # ERNIC_ULP_SRQ=1: the nvmeof or srp target receives through shared
 # receive queues (nvmet_rdma use_srq=1, ib_srpt's attrib/use_srq); on an ernic server a
 # TAP point checks that its device took receive WQEs from an SRQ.
+# ERNIC_DEV_OPTS (e.g. db-eventfd=on) is added to each -device ernic's
+# options, and names the test's directory apart.
 # ERNIC_GUEST_MTU=N: both guests' net_device MTU (ernic's, or virtio-net's
 # under rxe); 4200 gives IB MTU 4096 (scripts/bench-guests.sh --mtu).
 set -euo pipefail
@@ -86,14 +88,15 @@ mapfile -t image < <("$ERNIC_ROOT/scripts/guest-image.sh" "$work" \
     kdep:rdma_rxe kdep:crc32_generic "${mods[@]}" \
     deb:iproute2 deb:libc6 deb:libmnl0 deb:libbsd0 deb:libcap2 deb:libmd0)
 
-tmp=$work/guest/$ulp-$sdev-$cdev${ERNIC_GUEST_IOMMU:+-iommu}${ERNIC_ULP_SRQ:+-srq}
+opts_tag=${ERNIC_DEV_OPTS:+-${ERNIC_DEV_OPTS//[^a-zA-Z0-9]/_}}
+tmp=$work/guest/$ulp-$sdev-$cdev${ERNIC_GUEST_IOMMU:+-iommu}${ERNIC_ULP_SRQ:+-srq}$opts_tag
 mkdir -p "$tmp"
 sock=$tmp/link.sock
 rm -f "$sock"
 stream="stream,id=n0,addr.type=unix,addr.path=$sock"
 nic() {     # nic DEV MAC
     if [ "$1" = ernic ]; then
-        echo "ernic,netdev=n0,mac=$2"
+        echo "ernic,netdev=n0,mac=$2${ERNIC_DEV_OPTS:+,$ERNIC_DEV_OPTS}"
     else
         echo "virtio-net-pci,netdev=n0,mac=$2,romfile="
     fi
