@@ -76,6 +76,13 @@ void ernic_dbrec_sqpi_written(ErnicCore *c, uint32_t qpn, uint32_t old)
     ernic_engine_doorbell(c, qpn);
 }
 
+/* A signal of QP @qpn's ioeventfd is served: an SQPIi write that was. */
+static void ernic_dbrec_signalled(ErnicCore *c, uint32_t qpn)
+{
+    trace_ernic_dbrec_notified(qpn);
+    ernic_dbrec_sqpi_written(c, qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+}
+
 /*
  * The ioeventfd fired: from the main loop, as a timer runs, with the
  * re-entrancy guard engaged by hand (ernic_dma_guard_enter()).
@@ -83,17 +90,14 @@ void ernic_dbrec_sqpi_written(ErnicCore *c, uint32_t qpn, uint32_t old)
 static void ernic_dbrec_notified(EventNotifier *e)
 {
     ErnicQP *qp = container_of(e, ErnicQP, db_notifier);
-    ErnicCore *c = qp->core;
     bool entered;
 
     if (!event_notifier_test_and_clear(e)) {
         return;
     }
-    trace_ernic_dbrec_notified(qp->qpn);
-    entered = ernic_dma_guard_enter(c);
-    ernic_dbrec_sqpi_written(c, qp->qpn, ernic_qp_reg(c, qp->qpn,
-                                                      ERNIC_SQPI));
-    ernic_dma_guard_exit(c, entered);
+    entered = ernic_dma_guard_enter(qp->core);
+    ernic_dbrec_signalled(qp->core, qp->qpn);
+    ernic_dma_guard_exit(qp->core, entered);
 }
 
 /*
@@ -107,8 +111,7 @@ void ernic_dbrec_sqpi_read(ErnicCore *c, uint32_t qpn)
     ErnicQP *qp = &c->qp[qpn];
 
     if (qp->db_armed && event_notifier_test_and_clear(&qp->db_notifier)) {
-        trace_ernic_dbrec_notified(qpn);
-        ernic_dbrec_sqpi_written(c, qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+        ernic_dbrec_signalled(c, qpn);
     }
 }
 
@@ -186,7 +189,7 @@ void ernic_dbrec_sync(ErnicCore *c, uint32_t qpn)
         return;
     }
     if (qp->db_armed && ernic_dbrec_disarm(c, qpn)) {
-        ernic_dbrec_sqpi_written(c, qpn, ernic_qp_reg(c, qpn, ERNIC_SQPI));
+        ernic_dbrec_signalled(c, qpn);
     }
     if (want) {
         ernic_dbrec_arm(c, qpn, udb);
