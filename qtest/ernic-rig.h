@@ -178,7 +178,8 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
                                       const char *extra);
 /*
  * The two joined by -netdev stream over the AF_UNIX socket @path, device
- * 0's QEMU listening, with @extra; returns once the other is connected.
+ * 0's QEMU listening, with @extra; returns 200 ms after starting the
+ * other, which connects (retrying every 20 ms) in that time.
  */
 ErnicRig *ernic_rig_start_unix(const char *path, const char *extra);
 
