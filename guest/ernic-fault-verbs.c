@@ -486,6 +486,97 @@ static void flush_case(struct dev *d)
 	pair_free(&p);
 }
 
+/* wait_wc() without its pause between empty polls. */
+static int busy_wc(struct dev *d, struct ibv_qp *qp)
+{
+	struct timespec t0, t;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 1;; i++) {
+		if (ibv_poll_cq(d->cq, 1, &wc) > 0) {
+			if (wc.qp_num == qp->qp_num)
+				return wc.status;
+			if (d->nstash < STASH_MAX)
+				d->stash[d->nstash++] = wc;
+		}
+		if (i % 1024)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= wc_timeout_s)
+			return -1;
+	}
+}
+
+#define ORDER_QPS	16
+#define ORDER_TRIALS	8
+
+/*
+ * A's WRITE with a bad R_Key, delayed on the wire so that its NAK comes
+ * while A's CQ is polled without a pause, and a receive posted on A: its
+ * first completion is the WRITE's Remote Access Error, then the flush.
+ */
+static bool order_trial(struct dev *d, struct pair *p, char *why, size_t n)
+{
+	int st[2] = { -1, -1 };
+
+	if (qp_recycle(d, p->a, p->b->qp_num) ||
+	    qp_recycle(d, p->b, p->a->qp_num) ||
+	    post_recv(p->a, d->buf + 2048, d->mr->lkey) ||
+	    post_send(p->a, IBV_WR_RDMA_WRITE, (uintptr_t)d->buf,
+		      d->mr->lkey, (uintptr_t)d->buf + 1024,
+		      d->mr->rkey + 0x100, 0)) {
+		snprintf(why, n, "no WRITE posted");
+		return false;
+	}
+	st[0] = busy_wc(d, p->a);
+	st[1] = wait_wc(d, p->a);
+	snprintf(why, n, "%s, then %s",
+		 st[0] < 0 ? "none" : ibv_wc_status_str(st[0]),
+		 st[1] < 0 ? "none" : ibv_wc_status_str(st[1]));
+	return st[0] == IBV_WC_REM_ACCESS_ERR && st[1] == IBV_WC_WR_FLUSH_ERR;
+}
+
+/*
+ * A FATAL's error completion comes before the flushes it causes on the
+ * same CQ (docs/driver.md, "FATAL errors"). The provider polls the SQs
+ * of a CQ, then its RQs, and the driver may publish Error in between
+ * (its interrupt handler runs while a poll does): a receive must not
+ * flush before the SQ's error CQE is taken. ORDER_QPS idle QPs after A
+ * on the CQ make that window most of each poll.
+ */
+static void flush_order_case(struct dev *d)
+{
+	struct ibv_qp *idle[ORDER_QPS] = { 0 };
+	struct pair p = { 0 };
+	char why[128] = "";
+	bool ok;
+	int i;
+
+	qp_min_rnr_timer = 12;
+	ok = !pair_new(d, &p);
+	for (i = 0; ok && i < ORDER_QPS; i++)
+		ok = (idle[i] = qp_new(d)) != NULL;
+	if (!ok)
+		snprintf(why, sizeof(why), "no QPs");
+	ok = ok && !strcmp(host_do("inject delay,dir=tx,qp=%u,count=%d,"
+				   "delay-us=2000", p.a->qp_num,
+				   ORDER_TRIALS), "ok");
+	for (i = 0; ok && i < ORDER_TRIALS; i++)
+		ok = order_trial(d, &p, why, sizeof(why));
+	ok = !strcmp(host_do("inject clear"), "ok") && ok;
+	if (!ok && i)
+		snprintf(why + strlen(why), sizeof(why) - strlen(why),
+			 " (trial %d of %d)", i, ORDER_TRIALS);
+	result(ok, "a FATAL's error completion before its receive flush",
+	       why);
+	for (i = 0; i < ORDER_QPS; i++)
+		if (idle[i])
+			ibv_destroy_qp(idle[i]);
+	pair_free(&p);
+}
+
 /* A migration between FATAL and the recovery through Reset. */
 static void fatal_migrate_case(struct dev *d)
 {
@@ -689,6 +780,7 @@ int main(int argc, char **argv)
 	atomic_hammer_case(&d);
 	link_case(&d);
 	flush_case(&d);
+	flush_order_case(&d);
 	migrate_traffic_case(&d);
 	fatal_migrate_case(&d);
 	snapshot_case(&d);

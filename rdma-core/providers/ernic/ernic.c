@@ -311,6 +311,8 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	int got = 0, k;
 
 	pthread_spin_lock(&cq->lock);
+	list_for_each(&cq->rq_qps, qp, dq.rcq_node)
+		ernic_dq_poll_begin(qp);
 	list_for_each(&cq->sq_qps, qp, dq.scq_node) {
 		if (got == n)
 			break;

@@ -94,6 +94,7 @@ struct ernic_dq {
 	uint32_t rq_seen;		/* next RQ slot the device fills */
 	uint32_t rwqe_pi, rwqe_ci;	/* posted receive WRs, FIFO */
 	uint64_t *rwr_id;
+	uint32_t poll_state;		/* read before a poll's SQ pass */
 
 	uint32_t dest_qpn;		/* src_qp of receive completions */
 	bool ud;			/* a UD QP (ERNIC-X UD) */
@@ -205,6 +206,7 @@ int ernic_dq_post_send(struct ernic_qp *qp, struct ibv_send_wr *wr,
 int ernic_dq_post_recv(struct ernic_qp *qp, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad);
 int ernic_dq_poll_sq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
+void ernic_dq_poll_begin(struct ernic_qp *qp);
 int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc);
 void ernic_dq_modified(struct ernic_qp *qp, const struct ibv_qp_attr *attr,
 		       int mask);

@@ -773,11 +773,23 @@ static int ernic_dq_poll_srq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 	return got;
 }
 
+/*
+ * A poll of a CQ takes the state of each of its RQs before it reads any
+ * SQ's completions (ernic_poll_cq()). The driver publishes Error only
+ * after the device has written the CQE that names the FATAL (PG332
+ * p.17), so receive WRs flushed in that state come after that CQE, as
+ * on one ordered CQ, even if Error is published during the poll.
+ */
+void ernic_dq_poll_begin(struct ernic_qp *qp)
+{
+	qp->dq.poll_state = ernic_dq_state(&qp->dq);
+}
+
 /* Receive completions: the RQ producer index's doorbell word. */
 int ernic_dq_poll_rq(struct ernic_qp *qp, int n, struct ibv_wc *wc)
 {
 	struct ernic_dq *q = &qp->dq;
-	uint32_t state = ernic_dq_state(q);
+	uint32_t state = q->poll_state;
 	uint32_t pi;
 	int got = 0;
 
