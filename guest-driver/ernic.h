@@ -316,6 +316,7 @@ struct ernic_qp {
 	u8 fatal_code;
 	u8 nak_synd;
 	int err_status;			/* for the first ERRFLAG CQE, or -1 */
+	int poll_state;			/* read before a CQ poll's SQ pass */
 	int fatal_event;		/* enum ib_event_type, or -1: none */
 	struct work_struct fatal_work;	/* raises fatal_event */
 	struct work_struct flush_work;	/* Error: let the CQs' users poll */

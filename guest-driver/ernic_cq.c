@@ -63,6 +63,15 @@ int ernic_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	int got = 0;
 
 	spin_lock_irqsave(&cq->lock, flags);
+	/*
+	 * Each RQ's state before any SQ's completions: Error is entered only
+	 * after the device wrote the CQE that names the FATAL (PG332 p.17),
+	 * so the receive flushes of that state come after that CQE even if
+	 * another CPU's interrupt enters Error during this poll.
+	 */
+	list_for_each_entry(qp, &cq->rq_qps, rcq_node)
+		qp->poll_state = READ_ONCE(qp->state);
+	smp_rmb(); /* the states before the CQ heads */
 	list_for_each_entry(qp, &cq->sq_qps, scq_node) {
 		if (got == n)
 			break;

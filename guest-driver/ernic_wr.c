@@ -1274,7 +1274,7 @@ int ernic_poll_rq(struct ernic_qp *qp, int n, struct ib_wc *wc)
 			else
 				ernic_rc_recv(qp, r, b, c);
 			qp->rq_seen = (qp->rq_seen + 1) % qp->rq_depth;
-		} else if (qp->state == IB_QPS_ERR) {
+		} else if (qp->poll_state == IB_QPS_ERR) {
 			/* IBTA 10.3.1: Error flushes receive WRs. */
 			c->status = IB_WC_WR_FLUSH_ERR;
 		} else {
