@@ -248,6 +248,108 @@ static void test_eventfd_udb(void)
     rmdir(dir);
 }
 
+/* QP B's RQ record, in device 1's memory */
+#define RQREC           (DEV_BASE(1) + 0x0f0000)
+#define RQREC_FEAT      (ERNIC_EXT_F_MR | ERNIC_EXT_F_RQREC)
+
+/*
+ * The pair with QP B (device 1) taking RQCIi from a record at @rec, and
+ * device 1's ERNIC-X features @feat. No buffer is granted: RQCIi is one
+ * past STATRQPIDBi (0), and so is the record where it can be written.
+ * Then QP A sends MSG bytes, which find no buffer (RNR NAKs, retried for
+ * ever); their pattern is returned.
+ */
+static uint8_t *rqrec_send(ErnicRig *r, uint32_t feat, uint64_t rec)
+{
+    uint32_t x = ERNIC_EXT_QP_OFFSET(QPN_B);
+    uint8_t *p;
+
+    ernic_rig_wr(r, 1, ERNIC_EXTCTRL, feat);
+    ernic_rig_wr(r, 1, x + ERNIC_EXTQPCONF, ERNIC_EXTQPCONF_RQREC);
+    ernic_rig_wr(r, 1, x + ERNIC_DBRECA, rec);
+    ernic_rig_wr(r, 1, x + ERNIC_DBRECAMSB, rec >> 32);
+    if (rec == RQREC) {
+        qtest_writel(r->qts, RQREC + ERNIC_RQREC_OFFSET, 1);
+    }
+    ernic_rig_connect_pair(r, &ernic_rig_default_cfg);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 1);
+    p = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, MSG, 7);
+    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 0, ERNIC_OP_SEND,
+                   DEV_BASE(0) + SRC_OFF, MSG, 0, 0, 0, NULL);
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    return p;
+}
+
+/* QP A's SEND is done, and its bytes are in QP B's first RQ buffer. */
+static void rqrec_landed(ErnicRig *r, const uint8_t *p)
+{
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A) &&
+                   ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB) == 1);
+    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_SEND, 0));
+    ernic_rig_assert_mem(r, DEV_BASE(1) + RQ_OFF, p, MSG);
+}
+
+/*
+ * A buffer granted by the record alone, no RQCIi write: the SEND that
+ * was getting RNR NAKs lands in it, and RQCIi reads what the record
+ * says. The record's bits [31:16] are reserved.
+ */
+static void test_rq_record(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    g_autofree uint8_t *p = rqrec_send(r, RQREC_FEAT, RQREC);
+
+    g_assert_true(ernic_rig_rd(r, 1, ERNIC_EXTFEAT) & ERNIC_EXT_F_RQREC);
+    qtest_writel(r->qts, RQREC + ERNIC_RQREC_OFFSET, 0xabcd0002);
+    rqrec_landed(r, p);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_RQCI), ==, 2);
+    ernic_rig_stop(r);
+}
+
+/*
+ * RQREC off in EXTCTRL: EXTQPCONFi[12] means nothing and the record is
+ * not read, RQCIi is PG332's: the SEND waits for an RQCIi write.
+ */
+static void test_rq_record_off(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    g_autofree uint8_t *p = rqrec_send(r, ERNIC_EXT_F_MR, RQREC);
+
+    qtest_writel(r->qts, RQREC + ERNIC_RQREC_OFFSET, 2);
+    for (int k = 0; k < 50; k++) {
+        ernic_rig_pump_once(r, NULL);
+    }
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATRQPIDB), ==, 0);
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_RQCI), ==, 1);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 2);
+    rqrec_landed(r, p);
+    ernic_rig_stop(r);
+}
+
+/*
+ * An RQ record that cannot be read: RQCIi keeps its value, the SEND
+ * finds no buffer (RNR NAKs), no QP goes FATAL; an RQCIi write still
+ * grants the buffer.
+ */
+static void test_rq_record_unreadable(void)
+{
+    ErnicRig *r = ernic_rig_start(NULL);
+    g_autofree uint8_t *p = rqrec_send(r, RQREC_FEAT, REC_NOWHERE);
+
+    g_assert_cmphex(ernic_rig_qrd(r, 1, QPN_B, ERNIC_RQCI), ==, 1);
+    g_assert_false(ernic_rig_qrd(r, 1, QPN_B, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    g_assert_false(ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATQP) &
+                   ERNIC_STATQP_FATAL);
+    ernic_rig_qwr(r, 1, QPN_B, ERNIC_RQCI, 2);
+    rqrec_landed(r, p);
+    ernic_rig_stop(r);
+}
+
 /* db-eventfd=on without the extension: realize fails with a message. */
 static void test_property(void)
 {
@@ -264,6 +366,10 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/dbrec/unreadable", test_unreadable);
     qtest_add_func("/ernic/dbrec/eventfd", test_eventfd);
     qtest_add_func("/ernic/dbrec/eventfd-udb", test_eventfd_udb);
+    qtest_add_func("/ernic/dbrec/rq-record", test_rq_record);
+    qtest_add_func("/ernic/dbrec/rq-record-off", test_rq_record_off);
+    qtest_add_func("/ernic/dbrec/rq-record-unreadable",
+                   test_rq_record_unreadable);
     qtest_add_func("/ernic/dbrec/property", test_property);
     return g_test_run();
 }

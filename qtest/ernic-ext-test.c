@@ -831,7 +831,7 @@ static void test_rxmeta_off(void)
                          ERNIC_EXTQPCONF_UD | ERNIC_EXTQPCONF_UC | \
                          ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH | \
                          ERNIC_EXTQPCONF_XRC_TGT | ERNIC_EXTQPCONF_XRC_INI | \
-                         ERNIC_EXTQPCONF_DBREC)
+                         ERNIC_EXTQPCONF_DBREC | ERNIC_EXTQPCONF_RQREC)
 
 /*
  * The per-QP block: reserved bits read 0, it exists for QP1..C_NUM_QP,

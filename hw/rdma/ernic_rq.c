@@ -8,6 +8,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "ernic_core.h"
 #include "trace.h"
 
@@ -21,6 +22,37 @@ static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
 {
     return ERNIC_FIELD_EX32(ernic_qp_reg(c, qpn, ERNIC_QPCONF),
                             ERNIC_QPCONF_RQBUFSZ_MASK) * 256;
+}
+
+/*
+ * ERNIC-X RQ doorbell records (docs/extension.md, "RQ records"): the RQ
+ * of QP @qpn looks empty by RQCIi, so with EXTQPCONFi[12] RQCIi is taken
+ * again from the record's second word, read once here. Software grants
+ * buffers with a store, without an exit for a register write. A record
+ * that cannot be read leaves RQCIi: the message finds no buffer (an RNR
+ * NAK, as for an empty RQ), and the failure is logged.
+ */
+static void ernic_rq_record(ErnicCore *c, uint32_t qpn)
+{
+    const uint32_t *x = c->qp[qpn].ext_regs;
+    uint64_t addr;
+    uint8_t rec[4];
+    uint32_t ci;
+
+    if (!ernic_ext_on(c, ERNIC_EXT_F_RQREC) ||
+        !(x[ERNIC_W(ERNIC_EXTQPCONF)] & ERNIC_EXTQPCONF_RQREC)) {
+        return;
+    }
+    addr = deposit64(x[ERNIC_W(ERNIC_DBRECA)], 32, 32,
+                     x[ERNIC_W(ERNIC_DBRECAMSB)]) + ERNIC_RQREC_OFFSET;
+    if (!ernic_dma_read(c, addr, rec, sizeof(rec))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u RQ record read from 0x%"
+                      PRIx64 " failed\n", qpn, addr);
+        return;
+    }
+    ci = ldl_le_p(rec) & ERNIC_DBREC_PI_MASK;
+    ernic_qp_set_reg(c, qpn, ERNIC_RQCI, ci);
+    trace_ernic_rq_record(qpn, addr, ci);
 }
 
 /*
@@ -48,6 +80,10 @@ bool ernic_rq_take(ErnicCore *c, uint32_t qpn)
     }
     pi = ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) % depth;
     ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
+    if ((pi + 1) % depth == ci) {
+        ernic_rq_record(c, qpn);
+        ci = ernic_qp_reg(c, qpn, ERNIC_RQCI) % depth;
+    }
     if ((pi + 1) % depth == ci) {
         return false;
     }

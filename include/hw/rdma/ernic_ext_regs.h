@@ -49,6 +49,7 @@
 #define ERNIC_EXT_F_PLACE               (1u << 14)  /* FLUSH, ATOMIC WRITE */
 #define ERNIC_EXT_F_XRC                 (1u << 15)  /* XRC QPs and SRQs */
 #define ERNIC_EXT_F_DBREC               (1u << 16)  /* SQ doorbell records */
+#define ERNIC_EXT_F_RQREC               (1u << 17)  /* RQ doorbell records */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -64,7 +65,8 @@
                                          ERNIC_EXT_F_MW | \
                                          ERNIC_EXT_F_PLACE | \
                                          ERNIC_EXT_F_XRC | \
-                                         ERNIC_EXT_F_DBREC)
+                                         ERNIC_EXT_F_DBREC | \
+                                         ERNIC_EXT_F_RQREC)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
@@ -75,7 +77,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0001ffff, 0x0001ffff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0003ffff, 0x0003ffff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -109,7 +111,7 @@ enum {
                                          ((qpn) - 1) * ERNIC_EXT_QP_STRIDE)
 
 #define ERNIC_EXT_QP_REGS(X) \
-    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff0fff, 0x00ff0fff, NONE, 0) \
+    X(EXTQPCONF,        0x00,    RW,  0,          0x00ff1fff, 0x00ff1fff, NONE, 0) \
     X(RXMETABA,         0x04,    RW,  0,          0xfffffff0, 0xfffffff0, NONE, 0) \
     X(RXMETABAMSB,      0x08,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
     X(QKEY,             0x0c,    RW,  0,          0xffffffff, 0xffffffff, NONE, 0) \
@@ -137,6 +139,7 @@ enum {
 #define ERNIC_EXTQPCONF_XRC_TGT         (1u << 9)   /* XRC target QP (XRC) */
 #define ERNIC_EXTQPCONF_XRC_INI         (1u << 10)  /* XRC initiator QP (XRC) */
 #define ERNIC_EXTQPCONF_DBREC           (1u << 11)  /* SQPIi from DBRECAi */
+#define ERNIC_EXTQPCONF_RQREC           (1u << 12)  /* RQCIi from DBRECAi + 4 */
 
 /*
  * SQ doorbell records (feature DBREC): with EXTQPCONFi[11], a write to
@@ -147,6 +150,16 @@ enum {
  */
 #define ERNIC_DBREC_SIZE                4
 #define ERNIC_DBREC_PI_MASK             0x0000ffffu
+
+/*
+ * RQ doorbell records (feature RQREC): with EXTQPCONFi[12], the RQ
+ * consumer index is bits [15:0] of the record's second word, 4 bytes
+ * little-endian at DBRECAMSBi:DBRECAi + 4. The device reads it when the
+ * RQ looks empty by RQCIi (a message needs a buffer), and RQCIi becomes
+ * it: software grants buffers by a store, with no register write.
+ */
+#define ERNIC_RQREC_OFFSET              4
+#define ERNIC_RQREC_SIZE                8   /* both words */
 
 /*
  * UD QPs (feature UD): the address handle table, written through its
