@@ -307,7 +307,7 @@ static uint32_t fuzz_seed_feat(Fuzz *z)
     return ERNIC_EXT_F_ATOMIC | ERNIC_EXT_F_PLACE |
            (z->seed & 2 ? ERNIC_EXT_F_XRC | ERNIC_EXT_F_SRQ |
             ERNIC_EXT_F_RXMETA | ERNIC_EXT_F_RXWQE : 0) |
-           (z->seed & 4 ? ERNIC_EXT_F_DBREC : 0);
+           (z->seed & 4 ? ERNIC_EXT_F_DBREC | ERNIC_EXT_F_RQREC : 0);
 }
 
 /* Device 1's FUZZ_XRC_SRQ: of FUZZ_XRCD, 15 WQEs in the region. */
@@ -337,13 +337,15 @@ static void fuzz_xrc_srq(Fuzz *z)
  * target of FUZZ_XRCD, with device 1's FUZZ_XRC_SRQ an XRC SRQ holding
  * 15 WQEs: otherwise each needs a run of lucky actions (EXTCTRL, then
  * EXTQPCONFi, XRCDi, an SRQ, then a post). Seeds 5 and 7 mod 8 give QPs
- * A and B doorbell records in the region (ERNIC-X DBREC), which posts
- * keep up to date (fuzz_post_record()) and the wire may overwrite.
+ * A and B SQ and RQ doorbell records in the region (ERNIC-X DBREC,
+ * RQREC), which posts and receives keep up to date (fuzz_post_record())
+ * and the wire may overwrite.
  */
 static void fuzz_seed_verbs(Fuzz *z)
 {
     uint32_t take = ERNIC_EXTQPCONF_ATOMIC | ERNIC_EXTQPCONF_FLUSH;
-    uint32_t dbrec = z->seed & 4 ? ERNIC_EXTQPCONF_DBREC : 0;
+    uint32_t dbrec = z->seed & 4 ? ERNIC_EXTQPCONF_DBREC |
+                                   ERNIC_EXTQPCONF_RQREC : 0;
     bool xrc = z->seed & 2;
 
     for (int i = 0; i < NDEV; i++) {
@@ -382,11 +384,13 @@ static void fuzz_bind_wqe(Fuzz *z, uint8_t *wqe)
 }
 
 /*
- * ERNIC-X DBREC: the producer index goes into QP @qpn's doorbell record
- * too, mostly, when the record is in the region (act_ext_qp()); one
- * elsewhere only the wire and chance write.
+ * ERNIC-X DBREC, RQREC: the index @val written to SQPIi (@off 0) or RQCIi
+ * (@off ERNIC_RQREC_OFFSET) goes into QP @qpn's doorbell record too,
+ * mostly, when the record is in the region (act_ext_qp()); one elsewhere
+ * only the wire and chance write.
  */
-static void fuzz_post_record(Fuzz *z, int dev, uint32_t qpn, uint32_t pi)
+static void fuzz_post_record(Fuzz *z, int dev, uint32_t qpn, uint32_t off,
+                             uint32_t val)
 {
     uint32_t x = ERNIC_EXT_QP_OFFSET(qpn);
     uint64_t rec, mr = DEV_BASE(dev) + MR_OFF;
@@ -397,7 +401,8 @@ static void fuzz_post_record(Fuzz *z, int dev, uint32_t qpn, uint32_t pi)
     rec = (uint64_t)ernic_rig_rd(z->r, dev, x + ERNIC_DBRECAMSB) << 32 |
           ernic_rig_rd(z->r, dev, x + ERNIC_DBRECA);
     if (rec >= mr && rec < mr + 0x1000) {
-        qtest_writel(z->r->qts, rec, chance(z, 90) ? pi : any_val(z));
+        qtest_writel(z->r->qts, rec + off, chance(z, 90) ? val :
+                     any_val(z));
     }
 }
 
@@ -471,7 +476,7 @@ static void act_post(Fuzz *z)
     }
     log_action(z, "post dev%d QP%u x%u sqpi %u", dev, qpn, n,
                z->sqpi[dev][qpn]);
-    fuzz_post_record(z, dev, qpn, z->sqpi[dev][qpn] % depth);
+    fuzz_post_record(z, dev, qpn, 0, z->sqpi[dev][qpn] % depth);
     if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 30)) {
         /* Through the QP's doorbell page: rings only a user QP. */
         qpci_io_writel(z->r->d[dev].e.pdev, z->udb[dev],
@@ -490,10 +495,19 @@ static void act_recv(Fuzz *z)
 {
     int dev = below(z, NDEV);
     uint32_t qpn = chance(z, 80) ? (dev ? QPN_B : QPN_A) : any_qpn(z);
+    uint32_t ci = ernic_rig_qrd(z->r, dev, qpn, ERNIC_STATRQPIDB);
 
-    /* Give back what was received, as a driver does (or garbage). */
-    ernic_rig_qwr(z->r, dev, qpn, ERNIC_RQCI, chance(z, 90) ?
-                  ernic_rig_qrd(z->r, dev, qpn, ERNIC_STATRQPIDB) : any_val(z));
+    /*
+     * Give back what was received, as a driver does (or garbage). With
+     * the seeds' RQ records, often through the record alone, RQCIi
+     * granting nothing: the next message must read the record.
+     */
+    fuzz_post_record(z, dev, qpn, ERNIC_RQREC_OFFSET, ci);
+    if (z->seed & 4 && chance(z, 80)) {
+        ci++;
+    }
+    ernic_rig_qwr(z->r, dev, qpn, ERNIC_RQCI, chance(z, 90) ? ci :
+                  any_val(z));
     log_action(z, "rqci dev%d QP%u", dev, qpn);
 }
 
@@ -536,7 +550,8 @@ static void act_ext_qp(Fuzz *z, int dev)
                                 : any_addr(z, dev);
     uint64_t rec = chance(z, 70) ? DEV_BASE(dev) + MR_OFF + below(z, 0x1000)
                                  : any_addr(z, dev);
-    uint32_t dbrec = chance(z, 40) ? ERNIC_EXTQPCONF_DBREC : 0;
+    uint32_t dbrec = (chance(z, 40) ? ERNIC_EXTQPCONF_DBREC : 0) |
+                     (chance(z, 30) ? ERNIC_EXTQPCONF_RQREC : 0);
 
     log_action(z, "ext qp%u dev%d meta 0x%" PRIx64 " record 0x%" PRIx64
                "%s", qpn, dev, ba, rec, dbrec ? " on" : "");
