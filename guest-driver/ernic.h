@@ -249,10 +249,15 @@ struct ernic_qp {
 	__le32 *db_rq;
 	dma_addr_t db_cq_dma;
 	dma_addr_t db_rq_dma;
-	/* ERNIC-X DBREC: the SQ doorbell record, or NULL (DBRECAi) */
+	/*
+	 * ERNIC-X DBREC: the SQ doorbell record, or NULL (DBRECAi); with
+	 * RQREC, db_sq[1] is the RQ's (the RQ consumer index, no RQCIi).
+	 */
 	__le32 *db_sq;
 	dma_addr_t db_sq_dma;
+	bool rqrec;
 	bool dbrec_asked;		/* a direct QP's provider writes one */
+	bool rqrec_asked;		/* ... with an RQ word */
 	bool sq_sig_all;
 
 	/* SQ (64-byte WQEs) and its CQ (4-byte CQEs), same depth. */
@@ -461,11 +466,15 @@ static inline struct ernic_xrcd *to_exrcd(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct ernic_xrcd, ibxrcd);
 }
 
-/* CQ and RQ doorbell words: QP n uses word n of each half of the page. */
-#define ERNIC_DB_SIZE		PAGE_SIZE
+/*
+ * The kernel QPs' doorbell words: QP n has word n of the CQ and of the
+ * RQ doorbell arrays, and words 2n, 2n + 1 of the doorbell records (SQ,
+ * then RQ: ERNIC-X DBREC, RQREC).
+ */
 #define ERNIC_DB_CQ(qpn)	(qpn)
 #define ERNIC_DB_RQ(qpn)	(ERNIC_NUM_QP_MAX + 1 + (qpn))
-#define ERNIC_DB_SQ(qpn)	(2 * (ERNIC_NUM_QP_MAX + 1) + (qpn))
+#define ERNIC_DB_SQ(qpn)	(2 * (ERNIC_NUM_QP_MAX + 1) + 2 * (qpn))
+#define ERNIC_DB_SIZE		(4 * (ERNIC_NUM_QP_MAX + 1) * sizeof(__le32))
 
 int ernic_eth_register(struct ernic_dev *dev);
 void ernic_eth_unregister(struct ernic_dev *dev);

@@ -28,6 +28,11 @@ module_param(dbrec, bool, 0444);
 MODULE_PARM_DESC(dbrec,
 		 "give SQs ERNIC-X doorbell records when the device has them (default on)");
 
+static bool rqrec = true;
+module_param(rqrec, bool, 0444);
+MODULE_PARM_DESC(rqrec,
+		 "give RQs doorbell records too: receive WRs without a register write (default on; needs dbrec)");
+
 /*
  * The capability (docs/extension.md, "Discovery"): a vendor-specific
  * capability of version 1 that places the extension at 0x38000 of BAR0,
@@ -73,6 +78,9 @@ void ernic_ext_init(struct ernic_dev *dev)
 	dev->mr_max = ERNIC_PDT_ENTRIES;
 	if (!feat)
 		return;
+	/* An RQ's record is the second word of its QP's SQ record. */
+	if (!dbrec || !rqrec)
+		feat &= ~ERNIC_EXT_F_RQREC;
 	if (!dbrec)
 		feat &= ~ERNIC_EXT_F_DBREC;
 	/* Written even when unused: a previous driver may have left it on. */

@@ -102,9 +102,11 @@ static void ernic_qp_zero(struct ernic_qp *qp)
 	ernic_qwr(dev, q, ERNIC_STATRQPIDB, 0);
 	ernic_qwr(dev, q, ERNIC_STATRQBUFCA, 0);
 	ernic_qwr(dev, q, ERNIC_STATRQBUFCAMSB, 0);
+	/* With doorbell records, SQPIi and RQCIi take the records' indices. */
+	if (qp->rqrec)
+		WRITE_ONCE(qp->db_sq[1], 0);
 	ernic_qwr(dev, q, ERNIC_RQCI, 0);
 	ernic_qwr(dev, q, ERNIC_STATCURSQPTR, 0);
-	/* With a doorbell record, SQPIi takes the record's index. */
 	if (qp->db_sq)
 		WRITE_ONCE(*qp->db_sq, 0);
 	ernic_qwr(dev, q, ERNIC_SQPI, 0);
@@ -442,7 +444,8 @@ static void ernic_qp_ext_conf(struct ernic_qp *qp)
 		 (flush ? ERNIC_EXTQPCONF_FLUSH : 0) |
 		 (qp->xrc_tgt ? ERNIC_EXTQPCONF_XRC_TGT : 0) |
 		 (qp->xrc_ini ? ERNIC_EXTQPCONF_XRC_INI : 0) |
-		 (qp->db_sq ? ERNIC_EXTQPCONF_DBREC : 0));
+		 (qp->db_sq ? ERNIC_EXTQPCONF_DBREC : 0) |
+		 (qp->rqrec ? ERNIC_EXTQPCONF_RQREC : 0));
 	if (qp->db_sq) {
 		ernic_wr(qp->dev, ERNIC_EXT_QP_OFFSET(qp->qpn) + ERNIC_DBRECA,
 			 lower_32_bits(qp->db_sq_dma));
@@ -484,7 +487,9 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 
 /*
  * The doorbell words of a QP the driver polls: its words of dev->db,
- * and its SQ doorbell record there when the device has them.
+ * and its doorbell records there when the device has them: the SQ's,
+ * and the RQ's for a QP that grants its own RQ buffers (not one of an
+ * SRQ, whose RQCIi grants every slot once, nor an XRC target).
  */
 static void ernic_qp_kernel_db(struct ernic_qp *qp)
 {
@@ -497,6 +502,8 @@ static void ernic_qp_kernel_db(struct ernic_qp *qp)
 	qp->db_rq_dma = dev->db_dma + 4 * ERNIC_DB_RQ(qp->qpn);
 	qp->db_sq = dbrec ? &dev->db[ERNIC_DB_SQ(qp->qpn)] : NULL;
 	qp->db_sq_dma = dbrec ? dev->db_dma + 4 * ERNIC_DB_SQ(qp->qpn) : 0;
+	qp->rqrec = dbrec && (dev->ext & ERNIC_EXT_F_RQREC) && !qp->srq &&
+		    !qp->xrc_tgt;
 }
 
 /*

@@ -162,6 +162,10 @@ bool ernic_uq_wanted(struct ernic_qp *qp, struct ib_udata *udata)
 		return false;
 	qp->dbrec_asked = (cmd.flags & ERNIC_QP_DBREC) &&
 			  (qp->dev->ext & ERNIC_EXT_F_DBREC);
+	/* An SRQ's QP grants no buffers: RQCIi is set once (ernic_qp.c). */
+	qp->rqrec_asked = qp->dbrec_asked && (cmd.flags & ERNIC_QP_RQREC) &&
+			  (qp->dev->ext & ERNIC_EXT_F_RQREC) && !qp->srq &&
+			  !qp->xrc_tgt;
 	/* A doorbell page for each QP up to the BAR's size. */
 	return uc->direct && (cmd.flags & ERNIC_QP_DIRECT) &&
 	       qp->qpn <= ERNIC_UDB_BAR_SIZE / ERNIC_UDB_PAGE;
@@ -236,9 +240,10 @@ int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata)
 		[ERNIC_UQ_CQ] = true, [ERNIC_UQ_META] = true,
 		[ERNIC_UQ_STATUS] = true,
 	};
+	size_t rec = qp->rqrec_asked ? ERNIC_RQREC_SIZE :
+		     qp->dbrec_asked ? ERNIC_DBREC_SIZE : 0;
 	size_t size[ERNIC_UQ_NR] = {
-		[ERNIC_UQ_SQ] = (size_t)qp->sq_depth * ERNIC_XWQE_SIZE +
-				(qp->dbrec_asked ? ERNIC_DBREC_SIZE : 0),
+		[ERNIC_UQ_SQ] = (size_t)qp->sq_depth * ERNIC_XWQE_SIZE + rec,
 		[ERNIC_UQ_RQ] = (size_t)qp->rq_depth * ERNIC_RWQE_SIZE,
 		[ERNIC_UQ_CQ] = (size_t)qp->sq_depth * ERNIC_CQE_SIZE,
 		[ERNIC_UQ_META] = (size_t)qp->rq_depth * ERNIC_RXMETA_SIZE,
@@ -260,10 +265,9 @@ int ernic_uq_alloc(struct ernic_qp *qp, struct ib_udata *udata)
 	qp->sq_dma = qp->umap[ERNIC_UQ_SQ]->dma;
 	/* The process's doorbell record ends its SQ region, or it has none. */
 	m = qp->umap[ERNIC_UQ_SQ];
-	qp->db_sq = qp->dbrec_asked ? m->cpu + m->size - ERNIC_DBREC_SIZE :
-				      NULL;
-	qp->db_sq_dma = qp->dbrec_asked ? m->dma + m->size - ERNIC_DBREC_SIZE :
-					  0;
+	qp->db_sq = rec ? m->cpu + m->size - rec : NULL;
+	qp->db_sq_dma = rec ? m->dma + m->size - rec : 0;
+	qp->rqrec = qp->rqrec_asked;
 	qp->rq = qp->umap[ERNIC_UQ_RQ]->cpu;
 	qp->rq_dma = qp->umap[ERNIC_UQ_RQ]->dma;
 	qp->cqe = qp->umap[ERNIC_UQ_CQ]->cpu;
@@ -299,8 +303,10 @@ void ernic_uq_free(struct ernic_qp *qp)
 	qp->cqe = NULL;
 	qp->meta = NULL;
 	qp->ust = NULL;
-	if (qp->direct)
+	if (qp->direct) {
 		qp->db_sq = NULL;	/* it was in the SQ region */
+		qp->rqrec = false;
+	}
 }
 
 /* create_qp's answer: a direct QP's depths and where to map its regions. */
@@ -313,7 +319,8 @@ int ernic_uq_reply(struct ernic_qp *qp, struct ib_udata *udata)
 		return 0;
 	if (qp->direct) {
 		resp.flags = ERNIC_QP_DIRECT |
-			     (qp->db_sq ? ERNIC_QP_DBREC : 0);
+			     (qp->db_sq ? ERNIC_QP_DBREC : 0) |
+			     (qp->rqrec ? ERNIC_QP_RQREC : 0);
 		resp.sq_depth = qp->sq_depth;
 		resp.rq_depth = qp->rq_depth;
 		resp.ud_mtu = qp->ud ? ib_mtu_enum_to_int(qp->attr.path_mtu) : 0;

@@ -912,10 +912,20 @@ static void ernic_put_rwqe(struct ernic_qp *qp, const struct ib_recv_wr *wr)
 	wmb();
 }
 
-/* Grant the device one more RQ buffer (RQCIi, PG332 p.43). */
+/*
+ * Grant the device one more RQ buffer (RQCIi, PG332 p.43). With an RQ
+ * doorbell record (ERNIC-X RQREC) a store does it: the device reads the
+ * record when a message finds the RQ empty, so no register write (and,
+ * under KVM, no exit) is needed.
+ */
 static void ernic_rq_grant(struct ernic_qp *qp)
 {
 	qp->rq_ci = (qp->rq_ci + 1) % qp->rq_depth;
+	if (qp->rqrec) {
+		dma_wmb(); /* the buffer's WQE before the record */
+		WRITE_ONCE(qp->db_sq[1], cpu_to_le32(qp->rq_ci));
+		return;
+	}
 	ernic_qwr(qp->dev, qp->qpn, ERNIC_RQCI, qp->rq_ci);
 }
 

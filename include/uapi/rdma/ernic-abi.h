@@ -68,6 +68,15 @@ struct ernic_reg_mr_cmd {
  * the answer.
  */
 #define ERNIC_QP_DBREC		(1u << 1)
+/*
+ * With ERNIC_QP_DBREC: the record has a second word, the RQ's (ERNIC-X
+ * RQREC), and is then the last 8 bytes of the SQ region
+ * (len[ERNIC_UQ_SQ] - 8), the SQ's index first. The process stores the
+ * RQ consumer index in the second word and writes no RQCI: the device
+ * reads the word when a message finds the RQ empty. Asked for in the
+ * command, granted in the answer.
+ */
+#define ERNIC_QP_RQREC		(1u << 2)
 
 struct ernic_create_qp_cmd {
 	__u32 flags;				/* ERNIC_QP_DIRECT: asked for */
