@@ -296,13 +296,17 @@ static int direct_regions(struct umap *r)
 
 /*
  * Ring slot 0 of the SQ of direct_regions() @r through its doorbell
- * page, and its ERNIC-X doorbell record (the SQ region's last 4 bytes,
- * past the WQEs), which the device reads instead of the value written
- * when the QP has one (rdma/ernic-abi.h, ERNIC_QP_DBREC).
+ * page, and its ERNIC-X doorbell record, which the device reads instead
+ * of the value written when the QP has one (rdma/ernic-abi.h,
+ * ERNIC_QP_DBREC): the SQ region's last 4 bytes, or with an RQ word
+ * (ERNIC_QP_RQREC) the 4 before them. Both get index 1: past the WQEs
+ * either is the record or padding, and the RQ's grants this QP's own
+ * receive slots only.
  */
 static void forge_ring(struct umap *r)
 {
 	__sync_synchronize();
+	*(volatile uint32_t *)(r[0].start + r[0].len - 8) = 1;
 	*(volatile uint32_t *)(r[0].start + r[0].len - 4) = 1;
 	__sync_synchronize();
 	*(volatile uint32_t *)(r[5].start + ERNIC_UDB_SQPI) = 1;

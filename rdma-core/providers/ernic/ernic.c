@@ -383,9 +383,9 @@ int ernic_create_qp_cmd(struct ibv_context *context, struct ernic_qp *qp,
 	struct ernic_cmd_create_qp_resp rsp = {};
 	int ret;
 
-	/* A doorbell record too, if the device has them (ERNIC-X DBREC). */
+	/* Doorbell records too, if the device has them (DBREC, RQREC). */
 	cmd.flags = to_ectx(context)->direct ?
-		    ERNIC_QP_DIRECT | ERNIC_QP_DBREC : 0;
+		    ERNIC_QP_DIRECT | ERNIC_QP_DBREC | ERNIC_QP_RQREC : 0;
 	ret = ibv_cmd_create_qp_ex(context, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &rsp.ibv_resp, sizeof(rsp));
 	*resp = rsp.drv_payload;

@@ -76,8 +76,12 @@ struct ernic_dq {
 	const uint8_t *meta;
 	const volatile struct ernic_uq_status *st;
 	volatile uint32_t *udb;		/* the QP's page of BAR3 */
-	/* The SQ doorbell record, the SQ region's end (ERNIC-X DBREC) */
+	/*
+	 * The SQ doorbell record, the SQ region's end (ERNIC-X DBREC); with
+	 * rqrec, dbrec[1] is the RQ's, which grants receive WQEs (RQREC).
+	 */
 	volatile __le32 *dbrec;
+	bool rqrec;
 	uint32_t sq_depth, rq_depth;
 
 	pthread_spinlock_t sq_lock;	/* the SQ indices and swqe[] */

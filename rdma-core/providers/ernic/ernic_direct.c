@@ -90,7 +90,7 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	};
 	struct ernic_dq *q = &qp->dq;
 	int fd = pd->context->cmd_fd;
-	size_t sq_len;
+	size_t sq_len, rec = 0;
 	int r;
 
 	q->sq_depth = resp->sq_depth;
@@ -98,8 +98,10 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	q->ud = qp->vqp.qp.qp_type == IBV_QPT_UD;
 	q->uc = qp->vqp.qp.qp_type == IBV_QPT_UC;
 	q->ud_mtu = resp->ud_mtu;
-	sq_len = (size_t)q->sq_depth * ERNIC_XWQE_SIZE +
-		 (resp->flags & ERNIC_QP_DBREC ? ERNIC_DBREC_SIZE : 0);
+	if (resp->flags & ERNIC_QP_DBREC)
+		rec = resp->flags & ERNIC_QP_RQREC ? ERNIC_RQREC_SIZE :
+						     ERNIC_DBREC_SIZE;
+	sq_len = (size_t)q->sq_depth * ERNIC_XWQE_SIZE + rec;
 	if (q->sq_depth < 2 || q->rq_depth < 2 ||
 	    resp->len[ERNIC_UQ_SQ] < sq_len ||
 	    resp->len[ERNIC_UQ_RQ] < (size_t)q->rq_depth * ERNIC_RWQE_SIZE ||
@@ -124,10 +126,11 @@ int ernic_dq_map(struct ernic_qp *qp, struct ibv_pd *pd,
 	q->meta = q->map[ERNIC_UQ_META];
 	q->st = q->map[ERNIC_UQ_STATUS];
 	q->udb = q->map[ERNIC_UQ_UDB];
-	/* The doorbell record: the SQ region's last 4 bytes. */
-	if (resp->flags & ERNIC_QP_DBREC)
+	/* The doorbell record: the SQ region's last 4 or 8 bytes. */
+	if (rec)
 		q->dbrec = (volatile __le32 *)(q->sq + q->len[ERNIC_UQ_SQ] -
-					       ERNIC_DBREC_SIZE);
+					       rec);
+	q->rqrec = rec == ERNIC_RQREC_SIZE;
 	q->swqe = calloc(q->sq_depth, sizeof(*q->swqe));
 	q->rwr_id = calloc(q->rq_depth, sizeof(*q->rwr_id));
 	if (!q->swqe || !q->rwr_id)
@@ -611,9 +614,14 @@ int ernic_dq_post_recv(struct ernic_qp *qp, struct ibv_recv_wr *wr,
 		granted = true;
 	}
 	if (granted) {
-		/* The WQEs are visible before RQCIi grants them. */
+		/* The WQEs are visible before RQCIi or the record grants them. */
 		udma_to_device_barrier();
-		mmio_write32((void *)(q->udb + ERNIC_UDB_RQCI / 4), q->rq_ci);
+		/* With an RQ record the device reads it when it needs to. */
+		if (q->rqrec)
+			q->dbrec[1] = htole32(q->rq_ci);
+		else
+			mmio_write32((void *)(q->udb + ERNIC_UDB_RQCI / 4),
+				     q->rq_ci);
 	}
 	pthread_spin_unlock(&q->rq_lock);
 	return ret;
