@@ -27,6 +27,7 @@ for a in $(cat /proc/cmdline); do
     ulp_mib=*) mib=${a#*=} ;;
     ulp_mtu=*) mtu=${a#*=} ;;
     ulp_srq=*) srq=${a#*=} ;;
+    ulp_ernic_args=*) ernic_args=$(echo "${a#*=}" | tr , ' ') ;;
     esac
 done
 result=PASS

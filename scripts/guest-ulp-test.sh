@@ -30,6 +30,8 @@
 # options, and names the test's directory apart.
 # ERNIC_GUEST_MTU=N: both guests' net_device MTU (ernic's, or virtio-net's
 # under rxe); 4200 gives IB MTU 4096 (scripts/bench-guests.sh --mtu).
+# ERNIC_GUEST_MODARGS=a=1,b=2: parameters of both guests' ernic.ko (e.g.
+# rqrec=0), as insmod takes them, commas for spaces.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 . "$(dirname "$0")/guest-lib.sh"
@@ -132,7 +134,8 @@ start=$(date +%s%N)
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces server)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=server ulp_dev=$sdev ulp_ip=10.1.0.1 ulp_peer=10.1.0.2 \
-ulp_srq=${ERNIC_ULP_SRQ:-0} ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
+ulp_srq=${ERNIC_ULP_SRQ:-0} ulp_peer_mac=$cmac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}\
+${ERNIC_GUEST_MODARGS:+ ulp_ernic_args=$ERNIC_GUEST_MODARGS}" \
     -netdev "$stream,server=on" -device "$(nic "$sdev" "$smac")"
 log "server: ${cmd[*]}"
 timeout 1200 "${cmd[@]}" </dev/null >"$tmp/server" 2>&1 &
@@ -140,7 +143,8 @@ spid=$!
 ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} $(traces client)" \
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=client ulp_dev=$cdev ulp_ip=10.1.0.2 ulp_peer=10.1.0.1 \
-ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}" \
+ulp_peer_mac=$smac ulp_mib=$mib verbs_steps=${ERNIC_VERBS_STEPS:-short} verbs_qperf=$qperf verbs_uct=$uct verbs_xrc=$xrc${ERNIC_GUEST_MTU:+ ulp_mtu=$ERNIC_GUEST_MTU}\
+${ERNIC_GUEST_MODARGS:+ ulp_ernic_args=$ERNIC_GUEST_MODARGS}" \
     -netdev "$stream,server=off,reconnect-ms=100" \
     -device "$(nic "$cdev" "$cmac")"
 log "client: ${cmd[*]}"
