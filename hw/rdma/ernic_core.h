@@ -840,6 +840,8 @@ void ernic_qp_note_state(ErnicCore *c, uint32_t qpn);
 uint32_t ernic_qp_pmtu(ErnicCore *c, uint32_t qpn);
 void ernic_qp_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);
 bool ernic_qp_xrc(ErnicCore *c, uint32_t qpn);
+bool ernic_qp_dbrec_read(ErnicCore *c, uint32_t qpn, uint32_t off,
+                         uint64_t *addr, uint32_t *idx);
 void ernic_qp_src_ip(ErnicCore *c, uint8_t *ip, bool ipv6);
 /* QP @qpn's path turned round: from its peer to this device. */
 void ernic_qp_peer_path(ErnicCore *c, uint32_t qpn, ErnicPath *p);

@@ -39,12 +39,10 @@ static bool ernic_dbrec_on(ErnicCore *c, uint32_t qpn)
  */
 static bool ernic_dbrec_take(ErnicCore *c, uint32_t qpn, uint32_t old)
 {
-    uint64_t addr = deposit64(ernic_dbrec_reg(c, qpn, ERNIC_DBRECA), 32, 32,
-                              ernic_dbrec_reg(c, qpn, ERNIC_DBRECAMSB));
-    uint8_t rec[ERNIC_DBREC_SIZE];
+    uint64_t addr;
     uint32_t pi;
 
-    if (!ernic_dma_read(c, addr, rec, sizeof(rec))) {
+    if (!ernic_qp_dbrec_read(c, qpn, 0, &addr, &pi)) {
         ernic_qp_set_reg(c, qpn, ERNIC_SQPI, old);
         if (ernic_qp_reg(c, qpn, ERNIC_QPCONF) & ERNIC_QPCONF_QP_EN) {
             ERNIC_GUEST_FATAL(c, qpn, ERNIC_FATAL_WQE_PROCESSOR,
@@ -56,7 +54,6 @@ static bool ernic_dbrec_take(ErnicCore *c, uint32_t qpn, uint32_t old)
         }
         return false;
     }
-    pi = ldl_le_p(rec) & ERNIC_DBREC_PI_MASK;
     ernic_qp_set_reg(c, qpn, ERNIC_SQPI, pi);
     trace_ernic_dbrec_take(qpn, addr, pi);
     return true;

@@ -146,6 +146,27 @@ bool ernic_qp_xrc(ErnicCore *c, uint32_t qpn)
 }
 
 
+/*
+ * Word @off of QP @qpn's ERNIC-X doorbell record (DBRECAMSBi:DBRECAi:
+ * the SQ's at 0, the RQ's at ERNIC_RQREC_OFFSET; docs/extension.md,
+ * "Doorbell records"), read once; its [15:0] into @idx. False when it
+ * cannot be read. @addr says where, for the caller's log and trace.
+ */
+bool ernic_qp_dbrec_read(ErnicCore *c, uint32_t qpn, uint32_t off,
+                         uint64_t *addr, uint32_t *idx)
+{
+    const uint32_t *x = c->qp[qpn].ext_regs;
+    uint8_t w[4];
+
+    *addr = deposit64(x[ERNIC_W(ERNIC_DBRECA)], 32, 32,
+                      x[ERNIC_W(ERNIC_DBRECAMSB)]) + off;
+    if (!ernic_dma_read(c, *addr, w, sizeof(w))) {
+        return false;
+    }
+    *idx = ldl_le_p(w) & ERNIC_DBREC_PI_MASK;
+    return true;
+}
+
 void ernic_qp_update_status(ErnicCore *c, uint32_t qpn)
 {
     ErnicQP *qp = &c->qp[qpn];

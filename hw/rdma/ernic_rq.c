@@ -34,23 +34,19 @@ static uint32_t ernic_rq_bufsize(ErnicCore *c, uint32_t qpn)
  */
 static void ernic_rq_record(ErnicCore *c, uint32_t qpn)
 {
-    const uint32_t *x = c->qp[qpn].ext_regs;
     uint64_t addr;
-    uint8_t rec[4];
     uint32_t ci;
 
     if (!ernic_ext_on(c, ERNIC_EXT_F_RQREC) ||
-        !(x[ERNIC_W(ERNIC_EXTQPCONF)] & ERNIC_EXTQPCONF_RQREC)) {
+        !(c->qp[qpn].ext_regs[ERNIC_W(ERNIC_EXTQPCONF)] &
+          ERNIC_EXTQPCONF_RQREC)) {
         return;
     }
-    addr = deposit64(x[ERNIC_W(ERNIC_DBRECA)], 32, 32,
-                     x[ERNIC_W(ERNIC_DBRECAMSB)]) + ERNIC_RQREC_OFFSET;
-    if (!ernic_dma_read(c, addr, rec, sizeof(rec))) {
+    if (!ernic_qp_dbrec_read(c, qpn, ERNIC_RQREC_OFFSET, &addr, &ci)) {
         qemu_log_mask(LOG_GUEST_ERROR, "ernic: QP%u RQ record read from 0x%"
                       PRIx64 " failed\n", qpn, addr);
         return;
     }
-    ci = ldl_le_p(rec) & ERNIC_DBREC_PI_MASK;
     ernic_qp_set_reg(c, qpn, ERNIC_RQCI, ci);
     trace_ernic_rq_record(qpn, addr, ci);
 }
