@@ -316,6 +316,14 @@ struct ernic_qp {
 	struct ib_qp_attr attr;
 	struct ernic_av av;
 	u32 qpconf;			/* QPCONFi without enable/recovery */
+	/*
+	 * QPCONFi as last written (ernic_qpconf_wr()), and its CQ [3] and
+	 * RQ [2] interrupt enables masked while their CQ is not armed
+	 * (ernic_cq.c): conf_lock.
+	 */
+	spinlock_t conf_lock;
+	u32 qpconf_hw;
+	u32 irq_off;
 
 	/* FATAL (PG332 Table 2-4) and its completion status. */
 	u8 fatal_code;
@@ -539,6 +547,7 @@ int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int ernic_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 void ernic_cq_notify(struct ernic_cq *cq);
+void ernic_cq_qp_event(struct ernic_qp *qp, bool send);
 
 /* ernic_qp.c: QP lifecycle, the IBTA state machine, FATAL */
 int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -551,6 +560,8 @@ int ernic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 /* Until QP @qpn's device has sent what it was given (CQHEADi = SQPIi). */
 void ernic_qp_wait_sent(struct ernic_dev *dev, u32 qpn, unsigned long end);
 void ernic_fatalq_process(struct ernic_dev *dev);
+void ernic_qpconf_wr(struct ernic_qp *qp, u32 val);
+void ernic_qp_irq_mask(struct ernic_qp *qp, u32 bit, bool off);
 
 /* ernic_wr.c: posting, and the copies of a software receive path */
 /* ernic_srq.c: ERNIC-X shared receive queues */

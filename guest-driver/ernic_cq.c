@@ -13,6 +13,11 @@
 
 #include "ernic.h"
 
+static bool armed_irq = true;
+module_param(armed_irq, bool, 0444);
+MODULE_PARM_DESC(armed_irq,
+		 "mask a QP's completion interrupts while its CQ is not armed (default on)");
+
 int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct ib_udata *udata)
 {
@@ -99,6 +104,30 @@ static bool ernic_cq_has_work(struct ernic_cq *cq)
 	return false;
 }
 
+/*
+ * Completion interrupts nobody waits for (docs/driver.md, "Completion
+ * interrupts"). A consumer that polls and never arms its CQ (perftest,
+ * UCX, MPI) has no use for its QPs' WQE completion and RQ packet
+ * interrupts, yet each costs it an interrupt and a handler of several
+ * register accesses (exits under KVM). So the first such interrupt that
+ * finds the CQ not armed masks that interrupt of the QP (QPCONFi[3] or
+ * [2]), and arming the CQ unmasks its QPs again. Both happen under the
+ * CQ's lock, so a CQ is never armed with a QP masked: a completion after
+ * the arm interrupts. One before it may not, which the verbs allow: the
+ * consumer polls after arming (or asks IB_CQ_REPORT_MISSED_EVENTS).
+ */
+static void ernic_cq_unmask(struct ernic_cq *cq)
+{
+	struct ernic_qp *qp;
+
+	list_for_each_entry(qp, &cq->sq_qps, scq_node)
+		if (READ_ONCE(qp->irq_off) & ERNIC_QPCONF_CQ_INT_EN)
+			ernic_qp_irq_mask(qp, ERNIC_QPCONF_CQ_INT_EN, false);
+	list_for_each_entry(qp, &cq->rq_qps, rcq_node)
+		if (READ_ONCE(qp->irq_off) & ERNIC_QPCONF_RQ_INT_EN)
+			ernic_qp_irq_mask(qp, ERNIC_QPCONF_RQ_INT_EN, false);
+}
+
 int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
@@ -107,13 +136,38 @@ int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 
 	spin_lock_irqsave(&cq->lock, irqf);
 	cq->armed = true;
+	ernic_cq_unmask(cq);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && ernic_cq_has_work(cq))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqf);
 	return ret;
 }
 
-/* From the interrupt handler: a QP of this CQ has completed something. */
+/*
+ * From the interrupt handler: @qp completed a send WQE (@send) or
+ * received. Its CQ's consumer is told if it armed the CQ; if not, nobody
+ * waits, and that interrupt of the QP stays masked until the CQ is armed.
+ */
+void ernic_cq_qp_event(struct ernic_qp *qp, bool send)
+{
+	struct ernic_cq *cq = send ? qp->scq : qp->rcq;
+	unsigned long flags;
+	bool armed;
+
+	if (!cq)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	armed = cq->armed;
+	cq->armed = false;
+	if (!armed && armed_irq)
+		ernic_qp_irq_mask(qp, send ? ERNIC_QPCONF_CQ_INT_EN :
+				  ERNIC_QPCONF_RQ_INT_EN, true);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (armed && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/* A QP of this CQ has completed something, or its state changed. */
 void ernic_cq_notify(struct ernic_cq *cq)
 {
 	unsigned long flags;

@@ -35,20 +35,20 @@ static void ernic_irq_banks(struct ernic_dev *dev, u32 first, bool send)
 		ernic_wr(dev, first + 4 * n, v);
 		for_each_set_bit(bit, (unsigned long *)&v, 32) {
 			u32 qpn = n * 32 + bit;
-			struct ernic_cq *cq = NULL;
-			s64 xrcdn = -1;
+			struct ernic_qp *qp = NULL;
 
+			/*
+			 * destroy_qp takes the QP out of qps[], then waits
+			 * for this handler: the QP lives until it returns.
+			 */
 			spin_lock(&dev->fatal_lock);
-			if (qpn <= dev->num_qp && dev->qps[qpn]) {
-				cq = send ? dev->qps[qpn]->scq :
-					    dev->qps[qpn]->rcq;
-				if (!send && dev->qps[qpn]->xrc_tgt)
-					xrcdn = dev->qps[qpn]->xrcdn;
-			}
+			if (qpn <= dev->num_qp)
+				qp = dev->qps[qpn];
 			spin_unlock(&dev->fatal_lock);
-			ernic_cq_notify(cq);
-			if (xrcdn >= 0)
-				ernic_srq_xrc_notify(dev, xrcdn);
+			if (qp && !send && qp->xrc_tgt)
+				ernic_srq_xrc_notify(dev, qp->xrcdn);
+			else if (qp)
+				ernic_cq_qp_event(qp, send);
 		}
 	}
 }

@@ -25,6 +25,40 @@ static u32 ernic_qpconf_base(struct ernic_qp *qp, enum ib_mtu mtu)
 	       FIELD_PREP(ERNIC_QPCONF_RQBUFSZ_MASK, qp->rq_elem / 256);
 }
 
+/*
+ * Every write of QPCONFi: the value modify_qp or recovery chose, less
+ * the interrupt enables masked while their CQ is not armed (ernic_cq.c).
+ * The device never changes QPCONFi itself, so qpconf_hw is its value.
+ */
+void ernic_qpconf_wr(struct ernic_qp *qp, u32 val)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->conf_lock, flags);
+	qp->qpconf_hw = val;
+	ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF, val & ~qp->irq_off);
+	spin_unlock_irqrestore(&qp->conf_lock, flags);
+}
+
+/*
+ * Mask (@off) or unmask QPCONFi's CQ [3] or RQ [2] interrupt enable
+ * @bit: PG332 p.48, "These interrupts can be enabled or disabled on a
+ * per QP basis".
+ */
+void ernic_qp_irq_mask(struct ernic_qp *qp, u32 bit, bool off)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->conf_lock, flags);
+	if (!(qp->irq_off & bit) != !off) {
+		qp->irq_off ^= bit;
+		if (qp->qpconf_hw & bit)
+			ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF,
+				  qp->qpconf_hw & ~qp->irq_off);
+	}
+	spin_unlock_irqrestore(&qp->conf_lock, flags);
+}
+
 static int ernic_wait(struct ernic_qp *qp, u32 off, u32 mask, u32 want,
 		      const char *what)
 {
@@ -64,12 +98,10 @@ static int ernic_wait_cq_sq(struct ernic_qp *qp)
  */
 static void ernic_qp_clear_traffic(struct ernic_qp *qp)
 {
-	struct ernic_dev *dev = qp->dev;
-	u32 qpconf = ernic_qrd(dev, qp->qpn, ERNIC_QPCONF);
+	u32 qpconf = qp->qpconf_hw;
 
 	qp->sq_held = true;
-	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF,
-		  qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
+	ernic_qpconf_wr(qp, qpconf | ERNIC_QPCONF_UNDER_RECOVERY);
 	ernic_wait(qp, ERNIC_QP_OFFSET(qp->qpn) + ERNIC_STATQP,
 		   ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
 		   ERNIC_STATQP_SQ_EMPTY | ERNIC_STATQP_OSQ_EMPTY,
@@ -77,8 +109,8 @@ static void ernic_qp_clear_traffic(struct ernic_qp *qp)
 	ernic_wait_cq_sq(qp);
 	ernic_wait(qp, ERNIC_RESPHNDSTS, ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN,
 		   ERNIC_RESPHNDSTS_SQ_PICI_DB_CHECK_EN, "RESPHNDSTS[16]");
-	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF,
-		  (qpconf & ~ERNIC_QPCONF_QP_EN) | ERNIC_QPCONF_UNDER_RECOVERY);
+	ernic_qpconf_wr(qp, (qpconf & ~ERNIC_QPCONF_QP_EN) |
+			ERNIC_QPCONF_UNDER_RECOVERY);
 }
 
 /*
@@ -169,7 +201,7 @@ static void ernic_qp_to_reset(struct ernic_qp *qp)
 	ernic_uq_publish(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	ernic_qp_zero(qp);
-	ernic_qwr(dev, qp->qpn, ERNIC_QPCONF, 0);
+	ernic_qpconf_wr(qp, 0);
 }
 
 static void ernic_qp_flush_work(struct work_struct *w)
@@ -463,7 +495,7 @@ static void ernic_qp_program_queues(struct ernic_qp *qp, u32 pdn)
 	struct ernic_dev *dev = qp->dev;
 	u32 q = qp->qpn;
 
-	ernic_qwr(dev, q, ERNIC_QPCONF, 0);
+	ernic_qpconf_wr(qp, 0);
 	ernic_qwr64(dev, q, ERNIC_SQBA, ERNIC_SQBAMSB, qp->sq_dma);
 	ernic_qwr64(dev, q, ERNIC_CQBA, ERNIC_CQBAMSB, qp->cqe_dma);
 	ernic_qwr64(dev, q, ERNIC_RQBA, ERNIC_RQBAMSB, qp->rq_dma);
@@ -701,6 +733,7 @@ int ernic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 	mutex_init(&qp->mutex);
 	spin_lock_init(&qp->lock);
+	spin_lock_init(&qp->conf_lock);
 	INIT_WORK(&qp->fatal_work, ernic_qp_fatal_work);
 	INIT_WORK(&qp->flush_work, ernic_qp_flush_work);
 	qp->state = IB_QPS_RESET;
@@ -967,7 +1000,7 @@ static void ernic_qp_to_rtr(struct ernic_qp *qp)
 			  FIELD_PREP(ERNIC_QPADVCONF_TC_MASK, av->tclass >> 2));
 		ernic_program_timeouts(qp);
 	}
-	ernic_qwr(dev, q, ERNIC_QPCONF, qp->qpconf | ERNIC_QPCONF_QP_EN);
+	ernic_qpconf_wr(qp, qp->qpconf | ERNIC_QPCONF_QP_EN);
 }
 
 /* RTR -> RTS: the send side: SQPSNi, the retry and RNR counts. */
@@ -994,8 +1027,8 @@ static void ernic_qp_to_rts(struct ernic_qp *qp)
  */
 static void ernic_qp_to_err(struct ernic_qp *qp)
 {
-	ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF, qp->qpconf |
-		  ERNIC_QPCONF_QP_EN | ERNIC_QPCONF_UNDER_RECOVERY);
+	ernic_qpconf_wr(qp, qp->qpconf | ERNIC_QPCONF_QP_EN |
+			ERNIC_QPCONF_UNDER_RECOVERY);
 	queue_work(system_wq, &qp->flush_work);
 }
 
@@ -1048,7 +1081,7 @@ int ernic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		break;
 	case IB_QPS_INIT:
 		qp->qpconf = ernic_qpconf_base(qp, qp->attr.path_mtu);
-		ernic_qwr(qp->dev, qp->qpn, ERNIC_QPCONF, qp->qpconf);
+		ernic_qpconf_wr(qp, qp->qpconf);
 		break;
 	case IB_QPS_RTR:
 		if (cur == IB_QPS_INIT)

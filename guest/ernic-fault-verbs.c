@@ -14,8 +14,11 @@
  * ttyS1, and checks the outcome. The same way the host migrates the
  * guest ("fault: migrate") and takes and loads a snapshot ("fault:
  * savevm", "fault: loadvm") while WRITEs and READs are in flight, each
- * checked byte for byte (docs/migration.md). Prints "guest: ok fault:
- * ..." or "guest: FAIL fault: ..." per case; exits 0 when all pass.
+ * checked byte for byte (docs/migration.md). Without a fault, it checks
+ * two orders the driver keeps: a FATAL's error completion before the
+ * flushes it causes, and completion interrupts only for an armed CQ.
+ * Prints "guest: ok fault: ..." or "guest: FAIL fault: ..." per case;
+ * exits 0 when all pass.
  *
  * usage: ernic-fault-verbs DEVICE GID_INDEX
  */
@@ -578,6 +581,115 @@ static void flush_order_case(struct dev *d)
 }
 
 /* A migration between FATAL and the recovery through Reset. */
+/* MSI-X messages of the ERNIC interrupt so far, or -1 (/proc/interrupts). */
+static long ernic_irqs(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	char line[512], *p, *end;
+	long sum = -1, v;
+	size_t n;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		n = strlen(line);
+		p = strchr(line, ':');
+		if (!p || n < 7 || strcmp(line + n - 7, " ernic\n"))
+			continue;
+		for (sum = 0, p++;; p = end) {
+			v = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			sum += v;
+		}
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+/* A SEND from A to B with d->cq armed: its event comes within 5 s. */
+static bool event_send_works(struct dev *d, struct pair *p,
+			     struct ibv_comp_channel *ch, uint8_t pattern)
+{
+	struct pollfd pf = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	memset(d->buf, pattern, 64);
+	memset(d->buf + 2048, 0, 64);
+	if (ibv_req_notify_cq(d->cq, 0) ||
+	    post_recv(p->b, d->buf + 2048, d->mr->lkey) ||
+	    post_send(p->a, IBV_WR_SEND, (uintptr_t)d->buf, d->mr->lkey,
+		      0, 0, 0) ||
+	    poll(&pf, 1, 5000) != 1 || ibv_get_cq_event(ch, &ev_cq, &ev_ctx))
+		return false;
+	ibv_ack_cq_events(ev_cq, 1);
+	return wait_wc(d, p->a) == IBV_WC_SUCCESS &&
+	       wait_wc(d, p->b) == IBV_WC_SUCCESS &&
+	       d->buf[2048] == pattern && d->buf[2048 + 63] == pattern;
+}
+
+#define IRQ_SENDS	100
+#define IRQ_ROUNDS	3
+
+/*
+ * Completion interrupts only while a CQ is armed (docs/driver.md,
+ * "Completion interrupts"): SENDs polled from a CQ nobody armed take at
+ * most the few interrupts that mask their QPs', not one or two each; and
+ * when the CQ is armed after them, the next SEND brings its event. Three
+ * rounds: masked, unmasked by the arm, masked again.
+ */
+static bool armed_irq_round(struct dev *d, struct pair *p,
+			    struct ibv_comp_channel *ch, int round,
+			    char *why, size_t n)
+{
+	long before = ernic_irqs(), irqs;
+	int i;
+
+	for (i = 0; i < IRQ_SENDS; i++) {
+		if (!send_works(d, p, i)) {
+			snprintf(why, n, "round %d: polled SEND %d failed",
+				 round, i);
+			return false;
+		}
+	}
+	irqs = ernic_irqs() - before;
+	snprintf(why, n, "round %d: %ld interrupts for %d polled SENDs",
+		 round, before < 0 ? -1 : irqs, IRQ_SENDS);
+	if (before < 0 || irqs > 4)
+		return false;
+	if (!event_send_works(d, p, ch, 0xa0 + round)) {
+		snprintf(why, n, "round %d: no event for a SEND once armed",
+			 round);
+		return false;
+	}
+	return true;
+}
+
+static void armed_irq_case(struct dev *d)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(d->ctx);
+	struct ibv_cq *polled = d->cq, *cq = NULL;
+	struct pair p = { 0 };
+	char why[96] = "no channel, CQ or QPs";
+	bool ok;
+	int r;
+
+	qp_min_rnr_timer = 12;
+	if (ch)
+		cq = ibv_create_cq(d->ctx, 64, NULL, ch, 0);
+	d->cq = cq;
+	ok = cq && !pair_new(d, &p);
+	for (r = 0; ok && r < IRQ_ROUNDS; r++)
+		ok = armed_irq_round(d, &p, ch, r, why, sizeof(why));
+	result(ok, "completion interrupts only while the CQ is armed", why);
+	pair_free(&p);
+	d->cq = polled;
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (ch)
+		ibv_destroy_comp_channel(ch);
+}
+
 static void fatal_migrate_case(struct dev *d)
 {
 	struct pair p = { 0 };
@@ -781,6 +893,7 @@ int main(int argc, char **argv)
 	link_case(&d);
 	flush_case(&d);
 	flush_order_case(&d);
+	armed_irq_case(&d);
 	migrate_traffic_case(&d);
 	fatal_migrate_case(&d);
 	snapshot_case(&d);

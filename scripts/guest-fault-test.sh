@@ -43,7 +43,7 @@ if [ "$check" != 1 ]; then
     exit
 fi
 nfatal=$(grep -c $'^\t{ 0x' "$ERNIC_ROOT/guest/ernic-fault-verbs.c" || true)
-echo "1..13"
+echo "1..14"
 tap "every FATAL code: status, async events (responder's only), Error, \
 reset and reused ($nfatal)" \
     '^guest: ok fault: FATAL 0x' "$nfatal"
@@ -61,6 +61,9 @@ tap "FATAL flushes every WR of both queues, in order" \
     '^guest: ok fault: FATAL flushes every WR'
 tap "a FATAL's error completion polled before its receive flush" \
     "^guest: ok fault: a FATAL's error completion before its receive flush"
+tap "completion interrupts: polled SENDs do not interrupt each, an armed \
+CQ gets its event" \
+    '^guest: ok fault: completion interrupts only while the CQ is armed'
 tap "migrated with WRITEs and READs in flight, every byte checked" \
     '^guest: ok fault: migrate with WRITEs and READs in flight'
 tap "migrated between FATAL and recovery: still Error, reset and reused" \
