@@ -231,7 +231,7 @@ static void test_rn_layout(void)
     g_assert_cmphex(ernic_rig_qrd(r, 0, RN_QPN, ERNIC_STATQP), ==, 0x600);
     /* ERNIC-X without user QPs: RecoNIC has no BAR3 for their pages. */
     g_assert_cmphex(ernic_rig_rd(r, 0, ERNIC_EXTFEAT), ==,
-                    ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB);
+                    ERNIC_EXT_F_ALL & ~(ERNIC_EXT_F_UDB | ERNIC_EXT_F_UPOLL));
     g_assert_cmphex(qpci_config_readl(r->d[0].e.pdev, PCI_BASE_ADDRESS_3), ==,
                     0);
     ernic_rig_wr(r, 0, ERNIC_EXTCTRL, ERNIC_EXT_F_MR | ERNIC_EXT_F_UDB);

@@ -1265,6 +1265,36 @@ static void test_udb_doorbell(void)
 }
 
 /*
+ * With UPOLL the page also reads CQHEADi and STATRQPIDBi (a polling
+ * process's view of its queues), which writes there do not change;
+ * without UPOLL (test_udb_doorbell) those words read 0.
+ */
+static void test_udb_poll(void)
+{
+    ErnicRig *r = xwqe_pair_conf(UDB_FEAT | ERNIC_EXT_F_UPOLL,
+                                 ERNIC_MRACC_LOCAL_WRITE, UDB_QPCONF);
+    QPCIBar bar = udb_bar(r);
+
+    g_assert_true(ernic_rig_rd(r, 0, ERNIC_EXTCTRL) & ERNIC_EXT_F_UPOLL);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_CQHEAD), ==, 0);
+    put_x(r, 0, ERNIC_OP_WRITE, 1, &xs_sges[2], MR_VA, RKEY, 0, 0);
+    put_x(r, 1, ERNIC_OP_WRITE, 1, &xs_sges[2], MR_VA, RKEY, 0, 0);
+    udb_ring(r, bar, QPN_A, 2);
+    ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 2);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_CQHEAD), ==, 2);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_RQPI), ==,
+                    ernic_rig_qrd(r, 0, QPN_A, ERNIC_STATRQPIDB));
+    qpci_io_writel(r->d[0].e.pdev, bar,
+                   ERNIC_UDB_OFFSET(QPN_A) + ERNIC_UDB_CQHEAD, 7);
+    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 2);
+    g_assert_cmphex(udb_rd(r, bar, QPN_A, ERNIC_UDB_CQHEAD), ==, 2);
+    /* Not a user QP: its page reads nothing. */
+    g_assert_cmphex(udb_rd(r, bar, QPN_A + 1, ERNIC_UDB_CQHEAD), ==, 0);
+    ernic_rig_stop(r);
+}
+
+/*
  * Without UDB in EXTCTRL the page is inert and EXTQPCONFi[2] means
  * nothing: L_Key 0 names bus addresses as before.
  */
@@ -2022,6 +2052,7 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/xwqe/zero-send", test_xwqe_zero_send);
     qtest_add_func("/ernic/ext/xwqe/off", test_xwqe_off);
     qtest_add_func("/ernic/ext/udb/doorbell", test_udb_doorbell);
+    qtest_add_func("/ernic/ext/udb/poll", test_udb_poll);
     qtest_add_func("/ernic/ext/udb/off", test_udb_off);
     add_cases("/ernic/ext/udb/refused", udb_refusals,
               G_N_ELEMENTS(udb_refusals), sizeof(udb_refusals[0]),

@@ -176,8 +176,13 @@ static uint64_t ernic_udb_mmio_read(void *opaque, hwaddr addr,
                                     unsigned size)
 {
     ErnicState *s = opaque;
+    uint64_t val = ernic_udb_read(&s->core, addr, size);
 
-    return ernic_udb_read(&s->core, addr, size);
+    /* A process polls its QP's page as a driver polls BAR0 (ERNIC-X UPOLL) */
+    if (current_cpu && size == 4 && ernic_udb_spinning(&s->core, addr, val)) {
+        ernic_mmio_spin_yield(s);
+    }
+    return val;
 }
 
 static void ernic_udb_mmio_write(void *opaque, hwaddr addr, uint64_t val,

@@ -373,6 +373,22 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
 }
 
 /*
+ * A read of QP @qpn's CQHEADi (@cq) or STATRQPIDBi, in BAR0 or in its
+ * doorbell page, found @val: true if its last read found the same.
+ */
+bool ernic_core_polled_again(ErnicCore *c, uint32_t qpn, bool cq,
+                             uint32_t val)
+{
+    uint32_t *last = &c->qp[qpn].polled[!cq];
+
+    if (*last != val) {
+        *last = val;
+        return false;
+    }
+    return true;
+}
+
+/*
  * Whether @val, just read at @addr, is CQHEADi or STATRQPIDBi unchanged
  * since the last read of it: software polling for a completion or a
  * receive and finding none yet (the PG332 ch.6 and RecoNIC way of
@@ -381,7 +397,7 @@ uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size)
 bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
 {
     ErnicRegRef r = ernic_core_decode(c, addr);
-    uint32_t *regs, *last;
+    uint32_t *regs;
     bool cq;
 
     if (!r.qpn || !r.info) {
@@ -392,12 +408,7 @@ bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
     if (!cq && r.reg != &regs[ERNIC_W(ERNIC_STATRQPIDB)]) {
         return false;
     }
-    last = &c->qp[r.qpn].polled[!cq];
-    if (*last != val) {
-        *last = val;
-        return false;
-    }
-    return true;
+    return ernic_core_polled_again(c, r.qpn, cq, val);
 }
 
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val64,

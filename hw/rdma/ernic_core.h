@@ -1009,6 +1009,8 @@ void ernic_core_unrealize(ErnicCore *c);
 void ernic_core_reset(ErnicCore *c);
 uint64_t ernic_core_read(ErnicCore *c, hwaddr addr, unsigned size);
 bool ernic_core_spinning(ErnicCore *c, hwaddr addr, uint32_t val);
+bool ernic_core_polled_again(ErnicCore *c, uint32_t qpn, bool cq,
+                             uint32_t val);
 void ernic_core_write(ErnicCore *c, hwaddr addr, uint64_t val, unsigned size);
 
 /*
@@ -1024,6 +1026,7 @@ void ernic_dbrec_reset(ErnicCore *c);
 
 /* ernic_udb.c: BAR3's MemoryRegionOps; @opaque is the ErnicCore. */
 uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size);
+bool ernic_udb_spinning(ErnicCore *c, hwaddr addr, uint32_t val);
 void ernic_udb_write(void *opaque, hwaddr addr, uint64_t val, unsigned size);
 
 /* ernic_vmstate.c: migration of the whole core, checked when loaded */

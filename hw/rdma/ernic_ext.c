@@ -395,12 +395,14 @@ void ernic_ext_reset(ErnicCore *c)
 }
 
 /*
- * The features this device has: the doorbell BAR exists only with the
- * PG332 layout (RecoNIC's BARs are its shell's, docs/boards.md).
+ * The features this device has: the doorbell BAR, and so its pages'
+ * polling words, exist only with the PG332 layout (RecoNIC's BARs are its
+ * shell's, docs/boards.md).
  */
 uint32_t ernic_ext_features(bool reconic)
 {
-    return reconic ? ERNIC_EXT_F_ALL & ~ERNIC_EXT_F_UDB : ERNIC_EXT_F_ALL;
+    return reconic ? ERNIC_EXT_F_ALL & ~(ERNIC_EXT_F_UDB | ERNIC_EXT_F_UPOLL) :
+           ERNIC_EXT_F_ALL;
 }
 
 /* Is QP @qpn a user QP, whose WQEs may come from an untrusted process? */

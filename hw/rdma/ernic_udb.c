@@ -96,9 +96,36 @@ uint64_t ernic_udb_read(void *opaque, hwaddr addr, unsigned size)
         return ernic_qp_reg(c, qpn, ERNIC_SQPI);
     case ERNIC_UDB_RQCI:
         return ernic_qp_reg(c, qpn, ERNIC_RQCI);
+    case ERNIC_UDB_CQHEAD:
+        return ernic_ext_on(c, ERNIC_EXT_F_UPOLL) ?
+               ernic_qp_reg(c, qpn, ERNIC_CQHEAD) : 0;
+    case ERNIC_UDB_RQPI:
+        return ernic_ext_on(c, ERNIC_EXT_F_UPOLL) ?
+               ernic_qp_reg(c, qpn, ERNIC_STATRQPIDB) : 0;
     default:
         return 0;
     }
+}
+
+/*
+ * A read of a QP page's CQHEAD or RQPI (UPOLL) that found @val, the same
+ * as the QP's last read of that register: a process polling for a
+ * completion that has not come (ernic_core_spinning(), for BAR0's).
+ */
+bool ernic_udb_spinning(ErnicCore *c, hwaddr addr, uint32_t val)
+{
+    hwaddr off = addr % ERNIC_UDB_PAGE;
+    uint32_t qpn;
+    bool again;
+
+    if (addr >= ERNIC_UDB_SRQ_BASE || !ernic_udb_decode(c, addr, 4, &qpn) ||
+        !ernic_ext_on(c, ERNIC_EXT_F_UPOLL) ||
+        (off != ERNIC_UDB_CQHEAD && off != ERNIC_UDB_RQPI)) {
+        return false;
+    }
+    again = ernic_core_polled_again(c, qpn, off == ERNIC_UDB_CQHEAD, val);
+    trace_ernic_udb_poll(qpn, off, val, again);
+    return again;
 }
 
 /* A doorbell written here is the same write to the QP's register. */

@@ -50,6 +50,7 @@
 #define ERNIC_EXT_F_XRC                 (1u << 15)  /* XRC QPs and SRQs */
 #define ERNIC_EXT_F_DBREC               (1u << 16)  /* SQ doorbell records */
 #define ERNIC_EXT_F_RQREC               (1u << 17)  /* RQ doorbell records */
+#define ERNIC_EXT_F_UPOLL               (1u << 18)  /* CQHEAD, RQPI in pages */
 #define ERNIC_EXT_F_ALL                 (ERNIC_EXT_F_MR | ERNIC_EXT_F_FRWR | \
                                          ERNIC_EXT_F_RXMETA | \
                                          ERNIC_EXT_F_RINV | \
@@ -66,7 +67,8 @@
                                          ERNIC_EXT_F_PLACE | \
                                          ERNIC_EXT_F_XRC | \
                                          ERNIC_EXT_F_DBREC | \
-                                         ERNIC_EXT_F_RQREC)
+                                         ERNIC_EXT_F_RQREC | \
+                                         ERNIC_EXT_F_UPOLL)
 /* Features that name keys of the extended MR table, and so need MR. */
 #define ERNIC_EXT_F_NEEDS_MR            (ERNIC_EXT_F_FRWR | ERNIC_EXT_F_RINV | \
                                          ERNIC_EXT_F_UDB | ERNIC_EXT_F_MW)
@@ -77,7 +79,7 @@
 #define ERNIC_EXT_REGS(X) \
     X(EXTID,            0x38000, RO,  0x31585245, 0xffffffff, 0,          NONE, 0) \
     X(EXTFEAT,          0x38004, RO,  0,          0xffffffff, 0,          NONE, 0) \
-    X(EXTCTRL,          0x38008, RW,  0,          0x0003ffff, 0x0003ffff, NONE, 0) \
+    X(EXTCTRL,          0x38008, RW,  0,          0x0007ffff, 0x0007ffff, NONE, 0) \
     X(EXTMRMAX,         0x3800c, RO,  0,          0xffffffff, 0,          NONE, 0) \
     X(EXTEVT,           0x38010, W1C, 0,          0x00000001, 0x00000001, NONE, 0) \
     X(EXTEVTEN,         0x38014, RW,  0,          0x00000001, 0x00000001, NONE, 0) \
@@ -300,8 +302,10 @@ enum {
 
 /*
  * User QPs (feature UDB): QP i's doorbell page, 4 KiB at (i - 1) x 4 KiB
- * of BAR3 (layout=ernic only), holds its SQPIi and RQCIi and nothing
- * else, so that a driver can map it into the process that owns the QP.
+ * of BAR3 (layout=ernic only), holds its SQPIi and RQCIi, so that a
+ * driver can map it into the process that owns the QP; with feature
+ * UPOLL also its CQHEADi and STATRQPIDBi to read, which a process polls
+ * now and then while it finds nothing (docs/extension.md, "Polling").
  */
 #define ERNIC_BAR_UDB                   3
 #define ERNIC_UDB_PAGE                  0x1000
@@ -309,6 +313,8 @@ enum {
 #define ERNIC_UDB_OFFSET(qpn)           (((qpn) - 1) * ERNIC_UDB_PAGE)
 #define ERNIC_UDB_SQPI                  0x0
 #define ERNIC_UDB_RQCI                  0x4
+#define ERNIC_UDB_CQHEAD                0x8         /* UPOLL: CQHEADi */
+#define ERNIC_UDB_RQPI                  0xc         /* UPOLL: STATRQPIDBi */
 /* A user SRQ's page (feature SRQ): its SRQPIn, and SRQCIn to read. */
 #define ERNIC_UDB_SRQ_BASE              0x100000
 #define ERNIC_UDB_SRQ_OFFSET(n)         (ERNIC_UDB_SRQ_BASE + \
