@@ -477,6 +477,12 @@ static void act_post(Fuzz *z)
     log_action(z, "post dev%d QP%u x%u sqpi %u", dev, qpn, n,
                z->sqpi[dev][qpn]);
     fuzz_post_record(z, dev, qpn, 0, z->sqpi[dev][qpn] % depth);
+    if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 10)) {
+        /* A process polling its page (UPOLL): a read, nothing rung. */
+        qpci_io_readl(z->r->d[dev].e.pdev, z->udb[dev],
+                      ERNIC_UDB_OFFSET(qpn) + PICK(z, ERNIC_UDB_CQHEAD,
+                                                   ERNIC_UDB_RQPI));
+    }
     if (!z->reconic && qpn <= ERNIC_NUM_QP_MAX && chance(z, 30)) {
         /* Through the QP's doorbell page: rings only a user QP. */
         qpci_io_writel(z->r->d[dev].e.pdev, z->udb[dev],
@@ -788,7 +794,8 @@ static void act_ext(Fuzz *z)
                                    ERNIC_EXT_F_RXWQE | ERNIC_EXT_F_SRQ |
                                    ERNIC_EXT_F_XRC | ERNIC_EXT_F_ATOMIC,
                                    ERNIC_EXT_F_MR | ERNIC_EXT_F_DBREC |
-                                   ERNIC_EXT_F_XWQE | ERNIC_EXT_F_UDB) :
+                                   ERNIC_EXT_F_XWQE | ERNIC_EXT_F_UDB |
+                                   ERNIC_EXT_F_UPOLL) :
                               any_val(z);
         if ((z->seed & 1) && chance(z, 70)) {
             /* Odd seeds keep their start's verbs on (fuzz_seed_verbs()). */
