@@ -33,6 +33,11 @@ module_param(rqrec, bool, 0444);
 MODULE_PARM_DESC(rqrec,
 		 "give RQs doorbell records too: receive WRs without a register write (default on; needs dbrec)");
 
+static bool upoll = true;
+module_param(upoll, bool, 0444);
+MODULE_PARM_DESC(upoll,
+		 "let processes that poll in vain read their doorbell pages, which yields to the device (default on)");
+
 /*
  * The capability (docs/extension.md, "Discovery"): a vendor-specific
  * capability of version 1 that places the extension at 0x38000 of BAR0,
@@ -83,6 +88,8 @@ void ernic_ext_init(struct ernic_dev *dev)
 		feat &= ~ERNIC_EXT_F_RQREC;
 	if (!dbrec)
 		feat &= ~ERNIC_EXT_F_DBREC;
+	if (!upoll)
+		feat &= ~ERNIC_EXT_F_UPOLL;
 	/* Written even when unused: a previous driver may have left it on. */
 	ernic_wr(dev, ERNIC_EXTCTRL, ext && (feat & ERNIC_EXT_F_MR) ? feat : 0);
 	dev->ext = ernic_rd(dev, ERNIC_EXTCTRL);

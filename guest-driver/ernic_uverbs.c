@@ -85,6 +85,8 @@ int ernic_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
 	/* XRC initiators are direct QPs, XRC SRQs direct SRQs. */
 	if (uc->direct && (dev->ext & ERNIC_EXT_F_XRC))
 		resp.flags |= ERNIC_UCTX_XRC;
+	if (uc->direct && (dev->ext & ERNIC_EXT_F_UPOLL))
+		resp.flags |= ERNIC_UCTX_UPOLL;
 	if (udata->outlen)
 		return ib_copy_to_udata(udata, &resp,
 					min(udata->outlen, sizeof(resp)));

@@ -34,6 +34,12 @@
 #define ERNIC_UCTX_MW		(1u << 2)	/* memory windows (ERNIC-X MW) */
 #define ERNIC_UCTX_PLACE	(1u << 3)	/* FLUSH, ATOMIC WRITE (PLACE) */
 #define ERNIC_UCTX_XRC		(1u << 4)	/* XRC (ERNIC-X XRC) */
+/*
+ * Direct QPs' doorbell pages read CQHEAD and RQPI (ERNIC-X UPOLL): a
+ * process that keeps finding its CQ empty reads one now and then, which
+ * gives its vCPU's host CPU to the device (docs/driver.md, "Polling").
+ */
+#define ERNIC_UCTX_UPOLL	(1u << 5)
 
 struct ernic_alloc_ucontext_resp {
 	__u32 flags;
