@@ -8,7 +8,9 @@
 # (docs/driver.md's FATAL table), the async event, the QP's state, and
 # recovery through Reset to a working QP. The same way the guest is
 # migrated mid-traffic and in the middle of a FATAL recovery, and
-# snapshotted and loaded mid-traffic (issue 15; docs/migration.md).
+# snapshotted and loaded mid-traffic (issue 15; docs/migration.md). The
+# device's reads of a doorbell page's CQHEAD or RQPI (ERNIC-X UPOLL) are
+# traced: a process that polls in vain must make some.
 # usage: guest-fault-test.sh [--check] WORKDIR
 #   --check: print TAP (for `meson test`) instead of the transcript
 set -euo pipefail
@@ -22,11 +24,12 @@ verbs_image
 tmp=$work/guest/fault
 mkdir -p "$tmp"
 console=$tmp/console
-rm -f "$tmp/state" "$tmp/snap.qcow2"
+rm -f "$tmp/state" "$tmp/snap.qcow2" "$tmp"/trace-*
 : >"$console"
 guest_cmd "${image[0]}" "${image[1]}" \
     "ulp_role=single ulp_dev=ernic ulp_ip=10.1.0.1 verbs_steps=fault" \
-    -device ernic,id=ern0,mac=52:54:00:e3:32:41
+    -device ernic,id=ern0,mac=52:54:00:e3:32:41 \
+    -trace ernic_udb_poll -D "$tmp/trace-%d"
 log "guest: ${cmd[*]} (qmp-fault.py adds QMP and ttyS1)"
 start=$(date +%s%N)
 stats=$(timeout 900 "$ERNIC_PYTHON" "$ERNIC_ROOT/scripts/qmp-fault.py" \
@@ -35,6 +38,8 @@ ms=$((($(date +%s%N) - start) / 1000000))
 out=$(tr -d '\r' <"$console")
 transcript=$(printf '%s\n' "$out" | grep -a '^guest:' || true)
 transcript+=$'\n'"guest: host: fault-stats $stats"
+polls=$(cat "$tmp"/trace-* 2>/dev/null | grep -c 'ernic_udb_poll' || true)
+transcript+=$'\n'"guest: host: doorbell page polls ${polls:-0}"
 
 if [ "$check" != 1 ]; then
     printf '%s\n' "$transcript"
@@ -43,7 +48,7 @@ if [ "$check" != 1 ]; then
     exit
 fi
 nfatal=$(grep -c $'^\t{ 0x' "$ERNIC_ROOT/guest/ernic-fault-verbs.c" || true)
-echo "1..14"
+echo "1..15"
 tap "every FATAL code: status, async events (responder's only), Error, \
 reset and reused ($nfatal)" \
     '^guest: ok fault: FATAL 0x' "$nfatal"
@@ -70,6 +75,8 @@ tap "migrated between FATAL and recovery: still Error, reset and reused" \
     '^guest: ok fault: migrate between FATAL'
 tap "savevm and loadvm with WRITEs and READs in flight, bytes checked" \
     '^guest: ok fault: savevm and loadvm'
+tap "a process polling in vain reads its QP's doorbell page (ERNIC-X \
+UPOLL)" '^guest: host: doorbell page polls [1-9]'
 tap_none "every injection carried out by the host" '^guest: host: FAIL'
 tap "ernic clean (no kernel warning), every case passed" \
     '^guest: RESULT PASS$'

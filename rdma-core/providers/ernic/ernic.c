@@ -167,7 +167,7 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	if (ernic_cq_init(cq)) {
+	if (ernic_cq_init(cq, context)) {
 		free(cq);
 		return NULL;
 	}
@@ -249,8 +249,9 @@ static int ernic_resize_cq(struct ibv_cq *ibcq, int cqe)
  * Initialised before the CQ exists in the kernel: a QP may be attached
  * to it from then on.
  */
-int ernic_cq_init(struct ernic_cq *cq)
+int ernic_cq_init(struct ernic_cq *cq, struct ibv_context *ibctx)
 {
+	cq->spin_polls = to_ectx(ibctx)->spin_polls;
 	list_head_init(&cq->sq_qps);
 	list_head_init(&cq->rq_qps);
 	list_head_init(&cq->xrc_srqs);
@@ -299,6 +300,31 @@ void ernic_cq_detach(struct ernic_qp *qp)
 }
 
 /*
+ * A poll found nothing, the spin_polls-th in a row: read CQHEAD of one of
+ * the CQ's QPs in its doorbell page (RQPI if it has no SQ here). The
+ * device gives the vCPU's host CPU away when the value has not moved
+ * since that QP's last read (ERNIC-X UPOLL, docs/driver.md "Polling"),
+ * so that its main loop, which takes the frames that end this wait, is
+ * not kept waiting behind us on a host with fewer CPUs than busy threads.
+ */
+static void ernic_cq_spun(struct ernic_cq *cq)
+{
+	struct ernic_qp *qp;
+
+	if (!cq->spin_polls || ++cq->empty_polls < cq->spin_polls)
+		return;
+	cq->empty_polls = 0;
+	list_for_each(&cq->sq_qps, qp, dq.scq_node) {
+		(void)qp->dq.udb[ERNIC_UDB_CQHEAD / 4];
+		return;
+	}
+	list_for_each(&cq->rq_qps, qp, dq.rcq_node) {
+		(void)qp->dq.udb[ERNIC_UDB_RQPI / 4];
+		return;
+	}
+}
+
+/*
  * The direct QPs' completions, read here, then the others' through the
  * kernel (only when the CQ has any: a QP the driver could not make
  * direct).
@@ -329,6 +355,10 @@ int ernic_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		got += ernic_srq_poll_xrc(srq, n - got, wc + got);
 	}
 	k = cq->kernel_qps;
+	if (got)
+		cq->empty_polls = 0;
+	else if (!k)
+		ernic_cq_spun(cq);
 	pthread_spin_unlock(&cq->lock);
 	if (k && got < n) {
 		k = ibv_cmd_poll_cq(ibcq, n - got, wc + got);
@@ -587,6 +617,21 @@ static const struct verbs_context_ops ernic_ctx_ops = {
 	.resize_cq = ernic_resize_cq,
 };
 
+/*
+ * How many empty polls of a CQ before a read of a doorbell page, where
+ * the device has them (ERNIC-X UPOLL): ERNIC_SPIN_POLLS, or 64, or 0 for
+ * never. 64 empty polls take tens of microseconds under TCG, a few under
+ * KVM, where the read is an exit of about as much.
+ */
+static unsigned int ernic_spin_polls(bool upoll)
+{
+	const char *env = getenv("ERNIC_SPIN_POLLS");
+
+	if (!upoll)
+		return 0;
+	return env ? strtoul(env, NULL, 0) : 64;
+}
+
 static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 						 int cmd_fd,
 						 void *private_data)
@@ -612,6 +657,8 @@ static struct verbs_context *ernic_alloc_context(struct ibv_device *ibdev,
 	ctx->mw = resp.flags & ERNIC_UCTX_MW;
 	ctx->place = ctx->direct && (resp.flags & ERNIC_UCTX_PLACE);
 	ctx->xrc = ctx->direct && (resp.flags & ERNIC_UCTX_XRC);
+	ctx->spin_polls = ernic_spin_polls(ctx->direct &&
+					   (resp.flags & ERNIC_UCTX_UPOLL));
 	verbs_set_ops(&ctx->ibv_ctx, &ernic_ctx_ops);
 	return &ctx->ibv_ctx;
 }
