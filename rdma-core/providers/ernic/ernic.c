@@ -167,7 +167,7 @@ static struct ibv_cq *ernic_create_cq(struct ibv_context *context, int cqe,
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
 		return NULL;
-	if (ernic_cq_init(cq, context)) {
+	if (ernic_cq_init(cq)) {
 		free(cq);
 		return NULL;
 	}
@@ -249,9 +249,8 @@ static int ernic_resize_cq(struct ibv_cq *ibcq, int cqe)
  * Initialised before the CQ exists in the kernel: a QP may be attached
  * to it from then on.
  */
-int ernic_cq_init(struct ernic_cq *cq, struct ibv_context *ibctx)
+int ernic_cq_init(struct ernic_cq *cq)
 {
-	cq->spin_polls = to_ectx(ibctx)->spin_polls;
 	list_head_init(&cq->sq_qps);
 	list_head_init(&cq->rq_qps);
 	list_head_init(&cq->xrc_srqs);
@@ -300,8 +299,9 @@ void ernic_cq_detach(struct ernic_qp *qp)
 }
 
 /*
- * A poll found nothing, the spin_polls-th in a row: read CQHEAD of one of
- * the CQ's QPs in its doorbell page (RQPI if it has no SQ here). The
+ * A poll found nothing, the context's spin_polls-th in a row: read CQHEAD
+ * of one of the CQ's QPs in its doorbell page (RQPI if it has no SQ
+ * here). The
  * device gives the vCPU's host CPU away when the value has not moved
  * since that QP's last read (ERNIC-X UPOLL, docs/driver.md "Polling"),
  * so that its main loop, which takes the frames that end this wait, is
@@ -309,9 +309,10 @@ void ernic_cq_detach(struct ernic_qp *qp)
  */
 static void ernic_cq_spun(struct ernic_cq *cq)
 {
+	unsigned int every = to_ectx(cq->vcq.cq.context)->spin_polls;
 	struct ernic_qp *qp;
 
-	if (!cq->spin_polls || ++cq->empty_polls < cq->spin_polls)
+	if (!every || ++cq->empty_polls < every)
 		return;
 	cq->empty_polls = 0;
 	list_for_each(&cq->sq_qps, qp, dq.scq_node) {

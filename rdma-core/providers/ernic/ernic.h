@@ -54,8 +54,7 @@ struct ernic_cq {
 	struct list_head rq_qps;
 	struct list_head xrc_srqs;	/* XRC SRQs: WQEs written back */
 	unsigned int kernel_qps;	/* polled through the kernel */
-	unsigned int spin_polls;	/* the context's, or 0: never read */
-	unsigned int empty_polls;	/* in a row, up to spin_polls */
+	unsigned int empty_polls;	/* in a row, up to the context's */
 };
 
 /* What a direct QP remembers of a send WR: its CQE has 16 bits of it. */
@@ -196,7 +195,7 @@ struct ibv_qp *ernic_create_qp_ex(struct ibv_context *context,
 				  struct ibv_qp_init_attr_ex *attr);
 void ernic_qp_ex_free(struct ernic_qp *qp);
 void ernic_cq_ex_free(struct ernic_cq *cq);
-int ernic_cq_init(struct ernic_cq *cq, struct ibv_context *ibctx);
+int ernic_cq_init(struct ernic_cq *cq);
 int ernic_create_qp_cmd(struct ibv_context *context, struct ernic_qp *qp,
 			struct ibv_qp_init_attr_ex *attr,
 			struct ernic_create_qp_resp *resp);

@@ -128,7 +128,7 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (ernic_cq_init(cq, context)) {
+	if (ernic_cq_init(cq)) {
 		free(cq);
 		errno = ENOMEM;
 		return NULL;
