@@ -45,9 +45,11 @@ static void ernic_irq_banks(struct ernic_dev *dev, u32 first, bool send)
 			if (qpn <= dev->num_qp)
 				qp = dev->qps[qpn];
 			spin_unlock(&dev->fatal_lock);
-			if (qp && !send && qp->xrc_tgt)
+			if (!qp)
+				continue;
+			if (!send && qp->xrc_tgt)
 				ernic_srq_xrc_notify(dev, qp->xrcdn);
-			else if (qp)
+			else
 				ernic_cq_qp_event(qp, send);
 		}
 	}
