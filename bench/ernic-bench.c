@@ -365,7 +365,7 @@ static void xq_rx_wqes(ErnicRig *r, uint64_t base)
     }
 }
 
-/* XQ_QPN of each device, to the other's, as mq_setup_qp() does. */
+/* XQ_QPN of each device, to the other's, as ernic_rig_setup_packed_qp(). */
 static void xq_setup(ErnicRig *r)
 {
     for (int i = 0; i < NDEV; i++) {
@@ -599,28 +599,9 @@ static void engine_topology(ErnicRig *r, const char *topo, uint64_t bytes)
 
 #define MQ_MAX          255             /* QPs 2..256: all of num-qp=256 */
 #define MQ_QPN(k)       (2 + (k))
-#define MQ_BASE(k)      (0x12000000ULL + (uint64_t)(k) * 0x4000)
+#define MQ_BASE(k)      (0x12000000ULL + (uint64_t)(k) * ERNIC_RIG_PACKED_QP)
 #define MQ_BATCH        4
 #define MQ_OPTS         "-m 1024 -global ernic.num-qp=256"
-
-/* QP MQ_QPN(@k) of device @i, to the same QP of the other, compact. */
-static void mq_setup_qp(ErnicRig *r, int i, uint32_t k)
-{
-    uint64_t base = MQ_BASE(k);
-    QErnicPeer to = { .qpn = MQ_QPN(k), .ip = r->d[1 - i].e.ip,
-                      .sq_psn = PSN_A, .rq_psn = PSN_A };
-    QErnicQpCfg qc = {
-        .sq = base, .cq = base + 0x1000, .cqdb = base + 0x1800,
-        .rqdb = base + 0x1810, .rq = base + 0x2000,
-        .sq_depth = SQ_DEPTH, .rq_depth = 2, .rqbuf = 4096,
-        .pmtu = ERNIC_PMTU_4096, .timeout = 16, .retry = 7,
-        .rnr_retry = 7, .rnr_timer = 1,
-        .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
-    };
-
-    memcpy(to.mac, r->d[1 - i].e.mac, 6);
-    qernic_qp_setup(&r->d[i].e, MQ_QPN(k), PD_NUM, &to, &qc);
-}
 
 /* @n @op (WRITE or READ) of @len on QP MQ_QPN(@k) of device 0, one ring. */
 static void mq_post(ErnicRig *r, uint32_t k, uint32_t *sqpi, uint8_t op,
@@ -698,8 +679,8 @@ static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
     ernic_rig_setup_global(r, 0, 0);
     ernic_rig_setup_global(r, 1, 0);
     for (uint32_t k = 0; k < MQ_MAX; k++) {
-        mq_setup_qp(r, 0, k);
-        mq_setup_qp(r, 1, k);
+        ernic_rig_setup_packed_qp(r, 0, MQ_QPN(k), MQ_BASE(k));
+        ernic_rig_setup_packed_qp(r, 1, MQ_QPN(k), MQ_BASE(k));
     }
     for (int i = 0; i < NDEV; i++) {
         qernic_mr(&r->d[i].e, BIG_INDEX, PD_NUM, MR_VA, BIG(i), BIG_LEN,
