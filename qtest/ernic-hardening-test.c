@@ -258,33 +258,65 @@ static void test_hub(void)
  * accepting end's socket was left blocking: its write slept until the
  * peer read, holding the main loop and the BQL, and the clock steps
  * below never came back (patches/qemu/0004-*).
+ *
+ * The socket holds up to 4 MiB (patches/qemu/0005-*: 2 MiB asked, which
+ * the kernel doubles), so one QP's first window of 64 packets of 4 KiB
+ * no longer fills it: STOP_QPS QPs each send theirs, 6 MiB in all.
  */
+#define STOP_QPS        24
+#define STOP_QPN(k)     (2 + (k))
+#define STOP_BASE(i, k) (DEV_BASE(i) + 0x2000000 + (k) * ERNIC_RIG_PACKED_QP)
+
+static bool stop_all_done(ErnicRig *r)
+{
+    for (int k = 0; k < STOP_QPS; k++) {
+        if (ernic_rig_qrd(r, 0, STOP_QPN(k), ERNIC_CQHEAD) != 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static void test_stream_peer_stopped(void)
 {
     g_autofree char *path = g_strdup_printf("%s/ernic-stop-%d.sock",
                                             g_get_tmp_dir(), (int)getpid());
-    ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     ErnicRigWire w = { .step_ns = 100000 };
     const uint32_t len = 0x100000;
+    uint8_t wqe[ERNIC_WQE_SIZE];
     g_autofree uint8_t *want = NULL;
     ErnicRig *r;
 
+    QEMU_BUILD_BUG_ON(STOP_QPN(STOP_QPS) > ERNIC_NUM_QP_DEFAULT);
     watchdog_arm();
     r = ernic_rig_start_unix(path, "");
-    /* A window of 64 packets of 4 KiB is more than the socket holds. */
-    cfg.pmtu = ERNIC_PMTU_4096;
-    ernic_rig_connect_pair(r, &cfg);
+    for (int i = 0; i < NDEV; i++) {
+        ernic_rig_setup_global(r, i, 0);
+        for (int k = 0; k < STOP_QPS; k++) {
+            ernic_rig_setup_packed_qp(r, i, STOP_QPN(k), STOP_BASE(i, k));
+        }
+    }
     want = ernic_rig_put_pattern(r, DEV_BASE(0) + SRC_OFF, len, 5);
     qtest_qmp_assert_success(r->d[1].e.qts, "{'execute': 'stop'}");
-    ernic_rig_post(r, 0, QPN_A, DEV_BASE(0) + SQ_OFF, 1, ERNIC_OP_WRITE,
-                   DEV_BASE(0) + SRC_OFF, len, MR_VA, RKEY, 0, NULL);
+    qernic_wqe(wqe, ERNIC_OP_WRITE, 1, DEV_BASE(0) + SRC_OFF, len, MR_VA,
+               RKEY, 0);
+    for (int k = 0; k < STOP_QPS; k++) {
+        qtest_memwrite(r->qts, STOP_BASE(0, k), wqe, sizeof(wqe));
+        ernic_rig_qwr(r, 0, STOP_QPN(k), ERNIC_SQPI, 1);
+    }
     for (int k = 0; k < 50; k++) {
         qtest_clock_step(r->d[0].e.qts, 10000);
     }
-    g_assert_cmphex(ernic_rig_qrd(r, 0, QPN_A, ERNIC_CQHEAD), ==, 0);
+    g_assert_false(stop_all_done(r));
+    g_assert_cmphex(ernic_rig_qrd(r, 0, STOP_QPN(0), ERNIC_CQHEAD), ==, 0);
     qtest_qmp_assert_success(r->d[1].e.qts, "{'execute': 'cont'}");
-    ERNIC_RIG_PUMP(r, &w, ernic_rig_all_done(r, 0, QPN_A));
-    g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, CQE(ERNIC_OP_WRITE, 1));
+    ERNIC_RIG_PUMP(r, &w, stop_all_done(r));
+    for (int k = 0; k < STOP_QPS; k++) {
+        g_assert_cmphex(qtest_readl(r->qts, STOP_BASE(0, k) + 0x1000), ==,
+                        CQE(ERNIC_OP_WRITE, 1));
+        g_assert_false(ernic_rig_qrd(r, 0, STOP_QPN(k), ERNIC_STATQP) &
+                       ERNIC_STATQP_FATAL);
+    }
     ernic_rig_assert_mem(r, DEV_BASE(1) + MR_OFF, want, len);
     ernic_rig_stop(r);
     unlink(path);
