@@ -29,13 +29,16 @@ qperf=1
 uct=1
 xrc=0
 # migrate steps: pings, ping-pongs and perftest iterations, each step
-# several seconds long so that the migration (about 1.4 s) ends inside
-# it: 80000 64-KiB messages at the 6 to 8 Gb/s of ernic since one socket
-# write per main loop turn (20000 took 1.3 s then, and the step ended
-# before its migration did: the server went, the link never came back)
+# several seconds long so that the migration (about 1.4 s, a second after
+# the step says it runs) ends inside it: 160000 64-KiB messages at the
+# 10 to 14 Gb/s of ernic since the stream netdev's larger buffers (QEMU
+# patches 0005-0007; 80000 at 6 to 8 Gb/s before), and 18000 ping-pongs
+# (6000 took 1.66 s then, and the step ended before its migration
+# began; 20000 messages had ended before the migration did in the days
+# of 2 Gb/s: the server went, the link never came back)
 MIG_PINGS=3000
-MIG_PONGS=6000
-MIG_ITERS=80000
+MIG_PONGS=18000
+MIG_ITERS=160000
 for a in $(cat /proc/cmdline); do
     case $a in
     verbs_steps=*) steps=${a#*=} ;;
