@@ -314,7 +314,8 @@ static void test_stream_peer_stopped(void)
     qtest_qmp_assert_success(r->d[1].e.qts, "{'execute': 'cont'}");
     ERNIC_RIG_PUMP(r, &w, stop_all_done(r));
     for (int k = 0; k < STOP_QPS; k++) {
-        g_assert_cmphex(qtest_readl(r->qts, STOP_BASE(0, k) + 0x1000), ==,
+        g_assert_cmphex(qtest_readl(r->qts, STOP_BASE(0, k) +
+                                    ERNIC_RIG_PACKED_CQ), ==,
                         CQE(ERNIC_OP_WRITE, 1));
         g_assert_false(ernic_rig_qrd(r, 0, STOP_QPN(k), ERNIC_STATQP) &
                        ERNIC_STATQP_FATAL);

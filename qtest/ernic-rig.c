@@ -293,7 +293,7 @@ void ernic_rig_setup_packed_qp(ErnicRig *r, int i, uint32_t qpn,
     QErnicPeer to = { .qpn = qpn, .ip = r->d[1 - i].e.ip,
                       .sq_psn = PSN_A, .rq_psn = PSN_A };
     QErnicQpCfg qc = {
-        .sq = base, .cq = base + 0x1000, .cqdb = base + 0x1800,
+        .sq = base, .cq = base + ERNIC_RIG_PACKED_CQ, .cqdb = base + 0x1800,
         .rqdb = base + 0x1810, .rq = base + 0x2000,
         .sq_depth = SQ_DEPTH, .rq_depth = 2, .rqbuf = 4096,
         .pmtu = ERNIC_PMTU_4096, .timeout = 16, .retry = 7,
@@ -301,7 +301,7 @@ void ernic_rig_setup_packed_qp(ErnicRig *r, int i, uint32_t qpn,
         .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
     };
 
-    QEMU_BUILD_BUG_ON(SQ_DEPTH * ERNIC_WQE_SIZE > 0x1000);
+    QEMU_BUILD_BUG_ON(SQ_DEPTH * ERNIC_WQE_SIZE > ERNIC_RIG_PACKED_CQ);
     memcpy(to.mac, r->d[1 - i].e.mac, 6);
     qernic_qp_setup(&r->d[i].e, qpn, PD_NUM, &to, &qc);
 }

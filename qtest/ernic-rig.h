@@ -231,9 +231,10 @@ void ernic_rig_connect_pair(ErnicRig *r, const ErnicRigQpCfg *cfg);
  * For many QPs at once: QP @qpn of device @i to the same QP of the other,
  * from PSN_A both ways, PMTU 4096, its queues packed in
  * ERNIC_RIG_PACKED_QP bytes at @base (SQ of SQ_DEPTH WQEs, CQ, doorbells,
- * two RQ buffers of 4 KiB).
+ * two RQ buffers of 4 KiB); its CQ at @base + ERNIC_RIG_PACKED_CQ.
  */
 #define ERNIC_RIG_PACKED_QP     0x4000
+#define ERNIC_RIG_PACKED_CQ     0x1000
 void ernic_rig_setup_packed_qp(ErnicRig *r, int i, uint32_t qpn,
                                uint64_t base);
 
