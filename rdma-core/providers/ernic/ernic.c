@@ -301,11 +301,11 @@ void ernic_cq_detach(struct ernic_qp *qp)
 /*
  * A poll found nothing, the context's spin_polls-th in a row: read CQHEAD
  * of one of the CQ's QPs in its doorbell page (RQPI if it has no SQ
- * here). The
- * device gives the vCPU's host CPU away when the value has not moved
- * since that QP's last read (ERNIC-X UPOLL, docs/driver.md "Polling"),
- * so that its main loop, which takes the frames that end this wait, is
- * not kept waiting behind us on a host with fewer CPUs than busy threads.
+ * here). The device gives the vCPU's host CPU away when the value has
+ * not moved since that QP's last read (ERNIC-X UPOLL, docs/driver.md
+ * "Polling"), so that its main loop, which takes the frames that end
+ * this wait, is not kept waiting behind us on a host with fewer CPUs
+ * than busy threads.
  */
 static void ernic_cq_spun(struct ernic_cq *cq)
 {
