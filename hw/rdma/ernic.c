@@ -78,6 +78,17 @@ struct ErnicState {
 };
 
 /*
+ * An access made by a vCPU itself: not by qtest, whose accesses stay
+ * deterministic, nor by an ernic's DMA (a doorbell served within a vCPU's
+ * write reaching another ernic's registers), below which the BQL stays
+ * held (docs/security.md, rule 4).
+ */
+static bool ernic_vcpu_access(void)
+{
+    return current_cpu && ernic_dma_idle();
+}
+
+/*
  * A vCPU spinning on a status register (RecoNIC's poll_cq_cidb() reads
  * CQHEADi in a tight loop) gives its host CPU away at each read that finds
  * nothing new, as KVM's pause-loop exiting does for a spinning guest.
@@ -107,7 +118,7 @@ static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
     ErnicState *s = opaque;
     uint64_t val = ernic_core_read(&s->core, addr, size);
 
-    if (current_cpu && ernic_core_spinning(&s->core, addr, val)) {
+    if (ernic_vcpu_access() && ernic_core_spinning(&s->core, addr, val)) {
         ernic_mmio_spin_yield(s);
     }
     return val;
@@ -179,7 +190,8 @@ static uint64_t ernic_udb_mmio_read(void *opaque, hwaddr addr,
     uint64_t val = ernic_udb_read(&s->core, addr, size);
 
     /* A process polls its QP's page as a driver polls BAR0 (ERNIC-X UPOLL) */
-    if (current_cpu && size == 4 && ernic_udb_spinning(&s->core, addr, val)) {
+    if (ernic_vcpu_access() && size == 4 &&
+        ernic_udb_spinning(&s->core, addr, val)) {
         ernic_mmio_spin_yield(s);
     }
     return val;

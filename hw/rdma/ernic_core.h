@@ -667,6 +667,11 @@ void ernic_dma_guard_exit(ErnicCore *c, bool entered);
 void ernic_dma_enter(void);
 void ernic_dma_leave(void);
 bool ernic_dma_alone(void);
+/*
+ * No ernic code on the stack: an access from a vCPU itself, not from an
+ * ernic's DMA. Only then may the BQL go (a spinning vCPU's yield).
+ */
+bool ernic_dma_idle(void);
 
 /* ernic_irq.c: the ERNIC interrupt (vector 0) and the board's (1) */
 void ernic_irq_update(ErnicCore *c, bool notify);

@@ -156,3 +156,8 @@ bool ernic_dma_alone(void)
 {
     return ernic_nesting == 1;
 }
+
+bool ernic_dma_idle(void)
+{
+    return ernic_nesting == 0;
+}
