@@ -113,7 +113,8 @@ cmac=52:54:00:e3:32:22
 traces() {
     local ev=
     [ "$ulp" = verbs ] && ev="-trace ernic_timeout -trace ernic_retry_exhausted \
--trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal"
+-trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
+-trace ernic_busy_poll"
     [ -n "${ERNIC_ULP_SRQ:-}" ] && ev="$ev -trace ernic_srq_take"
     [ -n "$ev" ] || return 0
     rm -f "$tmp/trace-$1"
@@ -169,7 +170,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..40"
+    echo "1..41"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -239,8 +240,23 @@ verbs_taps() {
         "a process reaches no memory but its own (27 checks on direct QPs, SRQs, UD and XRC QPs, 16 on the command path)" \
         'ok client: uverbs security: 27 direct, 16 command path' \
         "the security checks are ernic's"
+    busy_poll_tap
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
+}
+
+# A vCPU polling its CQ in vain took the frames it waited for from the
+# stream itself (docs/engine.md, "Busy polling").
+busy_poll_tap() {
+    local took
+    n=$((n + 1))
+    took=$(cat "$tmp"/trace-* 2>/dev/null | grep -c 'ernic_busy_poll' || true)
+    if [ "${took:-0}" -gt 0 ]; then
+        echo "ok $n - busy polling: a polling vCPU took frames itself $took times"
+    else
+        echo "not ok $n - busy polling: no polling vCPU took a frame itself"
+        fail=1
+    fi
 }
 
 # The target's receives went through an SRQ of its ernic device.

@@ -67,6 +67,7 @@ struct ErnicState {
     bool reconic;
     OnOffAuto tx_map;
     OnOffAuto db_eventfd;
+    bool busy_poll;
 
     MemoryRegion regs;
     MemoryRegion msix;
@@ -81,7 +82,7 @@ struct ErnicState {
  * An access made by a vCPU itself: not by qtest, whose accesses stay
  * deterministic, nor by an ernic's DMA (a doorbell served within a vCPU's
  * write reaching another ernic's registers), below which the BQL stays
- * held (docs/security.md, rule 4).
+ * held and no frame is taken (docs/security.md, rule 4).
  */
 static bool ernic_vcpu_access(void)
 {
@@ -89,12 +90,46 @@ static bool ernic_vcpu_access(void)
 }
 
 /*
+ * The end of a vCPU's access: the frames it made the device send go to
+ * the backend now, not when the main loop next has a turn, which on a
+ * busy host can be a time slice later (docs/engine.md, "Busy polling").
+ */
+static void ernic_vcpu_sent(ErnicState *s)
+{
+    if (ernic_vcpu_access()) {
+        qemu_net_uncork(qemu_get_queue(s->nic));
+    }
+}
+
+/*
+ * Frames the backend holds for the device, taken in this vCPU's thread as
+ * the main loop would take them (docs/engine.md, "Busy polling"); true if
+ * any came. Only -netdev stream answers; other backends return false.
+ */
+static bool ernic_busy_poll(ErnicState *s)
+{
+    bool got;
+
+    if (!s->busy_poll) {
+        return false;
+    }
+    got = qemu_net_busy_poll(qemu_get_queue(s->nic));
+    if (got) {
+        trace_ernic_busy_poll();
+        ernic_vcpu_sent(s);
+    }
+    return got;
+}
+
+/*
  * A vCPU spinning on a status register (RecoNIC's poll_cq_cidb() reads
- * CQHEADi in a tight loop) gives its host CPU away at each read that finds
- * nothing new, as KVM's pause-loop exiting does for a spinning guest.
- * Otherwise the host scheduler lets it run for its whole slice (2-4 ms
- * measured, HZ 250) while the main loop, woken by the very frame that ends
- * the spin, waits runnable on the same CPU (docs/engine.md, "Doorbells").
+ * CQHEADi in a tight loop) first takes what the backend holds for the
+ * device (busy polling): the frame that ends the spin then needs neither
+ * the main loop nor a CPU for it. Finding none, it gives its host CPU
+ * away, as KVM's pause-loop exiting does for a spinning guest; the host
+ * scheduler would let it run for its whole slice (2-4 ms measured, HZ 250)
+ * while the main loop, woken by the very frame that ends the spin, waits
+ * runnable on the same CPU (docs/engine.md, "Doorbells").
  */
 static void ernic_mmio_spin_yield(ErnicState *s)
 {
@@ -102,14 +137,17 @@ static void ernic_mmio_spin_yield(ErnicState *s)
     bool engaged = g->engaged_in_io;
 
     /*
-     * The read is over: with the BQL let go, the main loop may run the
-     * engine, and another vCPU may ring a doorbell, which the guard
-     * would refuse as re-entrant if it stayed engaged meanwhile.
+     * The read is over: a frame taken now is the device's to receive, and
+     * with the BQL let go the main loop may run the engine and another
+     * vCPU may ring a doorbell; the guard would refuse any of them as
+     * re-entrant if it stayed engaged meanwhile.
      */
     g->engaged_in_io = false;
-    bql_unlock();
-    g_thread_yield();
-    bql_lock();
+    if (!ernic_busy_poll(s)) {
+        bql_unlock();
+        g_thread_yield();
+        bql_lock();
+    }
     g->engaged_in_io = engaged;
 }
 
@@ -137,6 +175,7 @@ static void ernic_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_core_write(&s->core, addr, val, size);
     ernic_dma_leave();
+    ernic_vcpu_sent(s);
 }
 
 /*
@@ -178,6 +217,7 @@ static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_eth_write(&s->core, addr, val, size);
     ernic_dma_leave();
+    ernic_vcpu_sent(s);
 }
 
 static const MemoryRegionOps ernic_eth_ops =
@@ -205,6 +245,7 @@ static void ernic_udb_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_udb_write(&s->core, addr, val, size);
     ernic_dma_leave();
+    ernic_vcpu_sent(s);
 }
 
 static const MemoryRegionOps ernic_udb_ops =
@@ -625,6 +666,8 @@ static const Property ernic_properties[] = {
     /* ERNIC-X doorbell records through ioeventfds (docs/extension.md). */
     DEFINE_PROP_ON_OFF_AUTO("db-eventfd", ErnicState, db_eventfd,
                             ON_OFF_AUTO_AUTO),
+    /* A spinning vCPU reads the backend's frames (docs/engine.md). */
+    DEFINE_PROP_BOOL("busy-poll", ErnicState, busy_poll, true),
 };
 
 /*
