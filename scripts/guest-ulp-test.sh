@@ -114,7 +114,7 @@ traces() {
     local ev=
     [ "$ulp" = verbs ] && ev="-trace ernic_timeout -trace ernic_retry_exhausted \
 -trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
--trace ernic_busy_poll"
+-trace ernic_busy_poll -trace ernic_idle_poll"
     [ -n "${ERNIC_ULP_SRQ:-}" ] && ev="$ev -trace ernic_srq_take"
     [ -n "$ev" ] || return 0
     rm -f "$tmp/trace-$1"
@@ -170,7 +170,7 @@ tap_or_skip() {
 
 verbs_taps() {
     local t
-    echo "1..41"
+    echo "1..42"
     local ibmtu=1024
     [ "${ERNIC_GUEST_MTU:-1500}" -ge 4200 ] && ibmtu=4096
     tap "ibv_devinfo on $cdev: port active, active_mtu $ibmtu (netdev ${ERNIC_GUEST_MTU:-1500})" \
@@ -241,6 +241,7 @@ verbs_taps() {
         'ok client: uverbs security: 27 direct, 16 command path' \
         "the security checks are ernic's"
     busy_poll_tap
+    idle_poll_tap
     tap "server: $sdev clean (no kernel warning)" 'server: RESULT PASS$' 1
     tap "client: $cdev clean, every step passed" 'client: RESULT PASS$' 1
 }
@@ -255,6 +256,24 @@ busy_poll_tap() {
         echo "ok $n - busy polling: a polling vCPU took frames itself $took times"
     else
         echo "not ok $n - busy polling: no polling vCPU took a frame itself"
+        fail=1
+    fi
+}
+
+# The server's guest idled through the latency tests while its ernic's
+# main loop took the requests itself (docs/engine.md, "Idle polling").
+idle_poll_tap() {
+    local took
+    n=$((n + 1))
+    if [ "$sdev" != ernic ]; then
+        echo "ok $n - # SKIP idle polling is the server's ernic's"
+        return
+    fi
+    took=$(grep -c 'ernic_idle_poll' "$tmp/trace-server" 2>/dev/null || true)
+    if [ "${took:-0}" -gt 0 ]; then
+        echo "ok $n - idle polling: the idle server's main loop took frames $took times"
+    else
+        echo "not ok $n - idle polling: the idle server's main loop took no frame"
         fail=1
     fi
 }
