@@ -260,39 +260,38 @@ busy_poll_tap() {
     fi
 }
 
-# The server's guest idled through the latency tests while its ernic's
-# main loop took the requests itself (docs/engine.md, "Idle polling").
-idle_poll_tap() {
+# server_trace_tap EVENT SKIP OK NOT_OK: a point that the server's ernic
+# traced EVENT at least once; OK is a printf format given the count.
+# Skipped (SKIP says why) when the server is not ernic.
+server_trace_tap() {
     local took
     n=$((n + 1))
     if [ "$sdev" != ernic ]; then
-        echo "ok $n - # SKIP idle polling is the server's ernic's"
+        echo "ok $n - # SKIP $2"
         return
     fi
-    took=$(grep -c 'ernic_idle_poll' "$tmp/trace-server" 2>/dev/null || true)
+    took=$(grep -c "$1" "$tmp/trace-server" 2>/dev/null || true)
     if [ "${took:-0}" -gt 0 ]; then
-        echo "ok $n - idle polling: the idle server's main loop took frames $took times"
+        echo "ok $n - $(printf "$3" "$took")"
     else
-        echo "not ok $n - idle polling: the idle server's main loop took no frame"
+        echo "not ok $n - $4"
         fail=1
     fi
 }
 
+# The server's guest idled through the latency tests while its ernic's
+# main loop took the requests itself (docs/engine.md, "Idle polling").
+idle_poll_tap() {
+    server_trace_tap ernic_idle_poll "idle polling is the server's ernic's" \
+        "idle polling: the idle server's main loop took frames %s times" \
+        "idle polling: the idle server's main loop took no frame"
+}
+
 # The target's receives went through an SRQ of its ernic device.
 srq_tap() {
-    local took
-    n=$((n + 1))
-    if [ "$sdev" != ernic ]; then
-        echo "ok $n - # SKIP the SRQ check is ernic's"
-        return
-    fi
-    took=$(grep -c 'ernic_srq_take' "$tmp/trace-server" 2>/dev/null || true)
-    if [ "${took:-0}" -gt 0 ]; then
-        echo "ok $n - server: $took receive WQEs taken from SRQs"
-    else
-        echo "not ok $n - server: no receive WQE taken from an SRQ"
-        fail=1
-    fi
+    server_trace_tap ernic_srq_take "the SRQ check is ernic's" \
+        "server: %s receive WQEs taken from SRQs" \
+        "server: no receive WQE taken from an SRQ"
 }
 
 taps() {
