@@ -112,7 +112,8 @@ static void ernic_vcpu_sent(ErnicState *s)
 /*
  * Frames the backend holds for the device, taken in this vCPU's thread as
  * the main loop would take them (docs/engine.md, "Busy polling"); true if
- * any came. Only -netdev stream answers; other backends return false.
+ * any came. Only -netdev stream and tap answer (QEMU patches 0008,
+ * 0011); other backends return false.
  */
 static bool ernic_busy_poll(ErnicState *s)
 {
