@@ -29,6 +29,10 @@
 #   tap NAME PATTERN [N]   TAP line: PATTERN in at least N transcript lines
 #   tap_none NAME PATTERN  TAP line: PATTERN in no transcript line
 #   tap_end                on failure, the console's tail; exit status
+#   netns_bridge BRIDGE TAP...
+#                          in a network namespace of the test's own
+#                          (unshare -n): loopback up, BRIDGE with each TAP
+#                          on it, MTU 9000, tap queues of 20 000 frames
 
 guest_args() {
     check=0
@@ -83,6 +87,22 @@ guest_cmd() {
          "${iommu[@]}" "$@")
     # shellcheck disable=SC2206 # words of a command line, on purpose
     cmd+=(${ERNIC_GUEST_QEMU_ARGS:-})
+}
+
+# RoCE wants a lossless segment (PFC on a switch). A tap drops what its
+# queue cannot hold while its QEMU is not reading, and a 1 MiB message is a
+# burst of 1024 frames: the default 1000 lost a frame now and then, which
+# UCX's RC QPs (1 s timeout) paid a second for.
+netns_bridge() {
+    local br=$1 t
+    shift
+    ip link set lo up
+    ip link add "$br" type bridge
+    ip link set "$br" mtu 9000 up
+    for t in "$@"; do
+        ip tuntap add dev "$t" mode tap
+        ip link set "$t" mtu 9000 txqueuelen 20000 master "$br" up
+    done
 }
 
 guest_boot() {

@@ -33,20 +33,11 @@ run_guests() {
     local tmp=$1 nguests=$2 vmlinux=$4 initrd=$5 i hosts='' pids=() rxe=0
     devs=$3
     guest_mem=640
-    ip link set lo up
-    ip link add br0 type bridge
-    ip link set br0 up
-    # RoCE wants a lossless segment (PFC on a switch). A tap drops what
-    # its queue cannot hold while its QEMU is not reading, and a 1 MiB
-    # message is a burst of 1024 frames: the default 1000 lost a frame
-    # now and then, which UCX's RC QPs (1 s timeout) paid a second for.
     for i in $(seq 1 "$nguests"); do
-        ip tuntap add dev "tap$i" mode tap
-        ip link set "tap$i" txqueuelen 20000
-        ip link set "tap$i" master br0 up
         hosts="$hosts${hosts:+,}10.1.0.$i"
         [ "$(dev_of "$i")" = rxe ] && rxe=1
     done
+    netns_bridge br0 $(seq -f 'tap%g' 1 "$nguests")
     for i in $(seq 1 "$nguests"); do
         local role=client nic dev
         dev=$(dev_of "$i")

@@ -153,26 +153,19 @@ xrc=0
 [ "$sdev" = ernic ] && [ "$cdev" = ernic ] && xrc=1
 
 # run_on_bridge SERVER_CMD... -- CLIENT_CMD...: both QEMUs on taps ernt0
-# and ernt1 of a bridge in a network namespace of the test's own, as
-# guest-mpi-test.sh makes one: nothing reaches the host's network. Tap
-# queues of 20 000 frames: a tap drops what its queue cannot hold while
-# its QEMU is not reading (docs/engine.md, "Tap and a bridge").
+# and ernt1 of a bridge in a network namespace of the test's own
+# (netns_bridge, guest-lib.sh): nothing reaches the host's network.
 run_on_bridge() {
-    local s=() t
+    local s=()
     while [ "$1" != -- ]; do
         s+=("$1")
         shift
     done
     shift
     {
+        declare -f netns_bridge
         echo "set -e"
-        echo "ip link set lo up"
-        echo "ip link add ernbr0 type bridge"
-        echo "ip link set ernbr0 mtu 9000 up"
-        for t in ernt0 ernt1; do
-            echo "ip tuntap add dev $t mode tap"
-            echo "ip link set $t mtu 9000 txqueuelen 20000 master ernbr0 up"
-        done
+        echo "netns_bridge ernbr0 ernt0 ernt1"
         echo "set +e"
         echo "timeout 1200 $(printf '%q ' "${s[@]}") </dev/null \
 >$(printf '%q' "$tmp/server") 2>&1 &"
