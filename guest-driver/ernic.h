@@ -86,6 +86,11 @@ struct ernic_eth_ring {
 /* Pages of a fast-registration MR: a 4 KiB page list (ERNIC-X). */
 #define ERNIC_MAX_FR_PAGES	512
 /*
+ * MR entries below which rdma_rw keeps a READ per max_sge_rd pages: its
+ * pools take an MR per RDMA context of every QP (nvmet-rdma: 128 a queue).
+ */
+#define ERNIC_RW_MR_MIN		1024
+/*
  * Pages of a user MR: its page list is one coherent allocation of 8 B a
  * page (2 MiB at most). Pages are as large as the memory allows (4 KiB to
  * 1 GiB, the page shifts ERNIC-X takes), so this bounds the list, not

@@ -53,6 +53,14 @@ static int ernic_query_device(struct ib_device *ibdev,
 	if (dev->ext & ERNIC_EXT_F_FRWR) {
 		a->device_cap_flags |= IB_DEVICE_MEM_MGT_EXTENSIONS;
 		a->max_fast_reg_page_list_len = ERNIC_MAX_FR_PAGES;
+		/*
+		 * rdma_rw reads more than max_sge_rd pages through one MR:
+		 * one READ instead of one per four pages. Its MR pools need
+		 * a table larger than PG332's (docs/driver.md, "RDMA READ
+		 * through an MR").
+		 */
+		if (dev->mr_max >= ERNIC_RW_MR_MIN)
+			a->max_sgl_rd = ERNIC_MAX_RW_SGE;
 	}
 	if (dev->ext & ERNIC_EXT_F_MW) {
 		/* Windows of type 1 and 2B, entries of the extended table. */

@@ -137,6 +137,7 @@ traces() {
 -trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
 -trace ernic_busy_poll -trace ernic_idle_poll"
     [ -n "${ERNIC_ULP_SRQ:-}" ] && ev="$ev -trace ernic_srq_take"
+    [ "$ulp" = nvmeof ] && [ "$1" = server ] && ev="$ev -trace ernic_sq_wqe"
     [ -n "$ev" ] || return 0
     rm -f "$tmp/trace-$1"
     echo "$ev -D $tmp/trace-$1"
@@ -343,20 +344,34 @@ srq_tap() {
         "server: no receive WQE taken from an SRQ"
 }
 
+# The target read each write's data through a fast-registered MR, one
+# READ a command, not one per four pages (docs/driver.md, "RDMA READ
+# through an MR"): its ernic executed REG_MR WQEs (opcode 0x20).
+rw_mr_tap() {
+    server_trace_tap 'ernic_sq_wqe .* opcode 0x20 ' \
+        "the MR check is the ernic target's" \
+        "server: rdma_rw read through MRs (%s REG_MR WQEs)" \
+        "server: rdma_rw registered no MR: a READ per four pages"
+}
+
 taps() {
     local iommu_taps=${ERNIC_GUEST_IOMMU:+1}
     if [ "$ulp" = verbs ]; then
         verbs_taps
         return
     fi
-    local srq_taps=${ERNIC_ULP_SRQ:+1}
-    echo "1..$((5 + ${iommu_taps:-0} + ${srq_taps:-0}))"
+    local srq_taps=${ERNIC_ULP_SRQ:+1} mr_taps=0
+    [ "$ulp" = nvmeof ] && mr_taps=1
+    echo "1..$((5 + ${iommu_taps:-0} + ${srq_taps:-0} + mr_taps))"
     if [ -n "${ERNIC_GUEST_IOMMU:-}" ]; then
         tap "ernic's DMA is translated by the IOMMU" \
             'DMA: IOMMU domain DMA' 1
     fi
     if [ -n "${ERNIC_ULP_SRQ:-}" ]; then
         srq_tap
+    fi
+    if [ "$mr_taps" = 1 ]; then
+        rw_mr_tap
     fi
     tap "$ulp: $sdev server and $cdev client connect (twice)" \
         'client: connected' 2
