@@ -6,9 +6,12 @@
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
 # usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]
+#                                [--lazy-ram]
 #   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
 #   few sizes (the README's main command); --mtu N: both guests'
 #   net_device MTU (1500 unless given; 4200 gives IB MTU 4096);
+#   --lazy-ram: the guests' RAM backed at first touch, not before boot
+#   (-mem-prealloc, below);
 #   --runs N: N whole runs, ernic and rxe taking turns, each point the
 #   median of its N values with their lowest and highest (a single
 #   run's points move by up to +-40 %: four busy threads on two cores)
@@ -23,15 +26,25 @@ set -euo pipefail
 ulp=1
 steps=bench
 runs=1
+prealloc=1
 while [ $# -gt 0 ]; do
     case $1 in
     --no-ulp) ulp=0; shift ;;
     --demo) ulp=0; steps=demo; shift ;;
     --mtu) export ERNIC_GUEST_MTU=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
-    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]" ;;
+    --lazy-ram) prealloc=0; shift ;;
+    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N] [--lazy-ram]" ;;
     esac
 done
+# Every guest's RAM is backed before it boots, as a guest that has run
+# a while has it. Otherwise the host zeroes each page at the guest's
+# first touch, inside the timed transfer: NVMe-oF's first write of its
+# RAM disk spent a fifth of the host's samples in clear_page_erms
+# (docs/driver.md, "Benchmark").
+if [ "$prealloc" = 1 ]; then
+    export ERNIC_GUEST_QEMU_ARGS="${ERNIC_GUEST_QEMU_ARGS:-} -mem-prealloc"
+fi
 case $runs in
 ''|*[!0-9]*|0*) die "--runs takes a whole number from 1 on" ;;
 esac
