@@ -6,10 +6,13 @@
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
 # usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]
-#                                [--lazy-ram]
+#                                [--net stream|tap] [--lazy-ram]
 #   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
 #   few sizes (the README's main command); --mtu N: both guests'
 #   net_device MTU (1500 unless given; 4200 gives IB MTU 4096);
+#   --net tap: the two QEMUs on taps of a Linux bridge in a network
+#   namespace of the run's own, a KVM user's usual link, instead of an
+#   AF_UNIX -netdev stream (root; scripts/guest-ulp-test.sh);
 #   --lazy-ram: the guests' RAM backed at first touch, not before boot
 #   (-mem-prealloc, below);
 #   --runs N: N whole runs, ernic and rxe taking turns, each point the
@@ -33,8 +36,9 @@ while [ $# -gt 0 ]; do
     --demo) ulp=0; steps=demo; shift ;;
     --mtu) export ERNIC_GUEST_MTU=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
+    --net) export ERNIC_GUEST_NET=$2; shift 2 ;;
     --lazy-ram) prealloc=0; shift ;;
-    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N] [--lazy-ram]" ;;
+    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N] [--net stream|tap] [--lazy-ram]" ;;
     esac
 done
 # Every guest's RAM is backed before it boots, as a guest that has run
