@@ -17,6 +17,11 @@
 
 #include "ernic.h"
 
+static bool rw_mr = true;
+module_param(rw_mr, bool, 0444);
+MODULE_PARM_DESC(rw_mr,
+		 "let rdma_rw read more than four pages through one MR, an MR per RDMA context of every QP (default on)");
+
 static int ernic_query_device(struct ib_device *ibdev,
 			      struct ib_device_attr *a, struct ib_udata *udata)
 {
@@ -59,7 +64,7 @@ static int ernic_query_device(struct ib_device *ibdev,
 		 * a table larger than PG332's (docs/driver.md, "RDMA READ
 		 * through an MR").
 		 */
-		if (dev->mr_max >= ERNIC_RW_MR_MIN)
+		if (rw_mr && dev->mr_max >= ERNIC_RW_MR_MIN)
 			a->max_sgl_rd = ERNIC_MAX_RW_SGE;
 	}
 	if (dev->ext & ERNIC_EXT_F_MW) {
