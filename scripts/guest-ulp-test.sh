@@ -137,7 +137,9 @@ traces() {
 -trace ernic_rx_resp_error -trace ernic_rx_invalid -trace ernic_qp_fatal \
 -trace ernic_busy_poll -trace ernic_idle_poll"
     [ -n "${ERNIC_ULP_SRQ:-}" ] && ev="$ev -trace ernic_srq_take"
-    [ "$ulp" = nvmeof ] && [ "$1" = server ] && ev="$ev -trace ernic_sq_wqe"
+    # Every WQE: for the MR point only, not in a timed run (bench-guests).
+    [ "$ulp" = nvmeof ] && [ "$1" = server ] && [ "$check" = 1 ] &&
+        ev="$ev -trace ernic_sq_wqe"
     [ -n "$ev" ] || return 0
     rm -f "$tmp/trace-$1"
     echo "$ev -D $tmp/trace-$1"
