@@ -52,6 +52,12 @@ fi
 case $runs in
 ''|*[!0-9]*|0*) die "--runs takes a whole number from 1 on" ;;
 esac
+# Checked here: each run's failure is only logged, so a misspelt link
+# would print empty tables.
+case ${ERNIC_GUEST_NET:-stream} in
+stream|tap) ;;
+*) die "--net takes stream or tap" ;;
+esac
 "$ERNIC_ROOT/scripts/build.sh" >&2
 work=$ERNIC_ROOT/build
 out=$work/bench-guests
