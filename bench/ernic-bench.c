@@ -20,6 +20,7 @@
 #include "ernic-rig.h"
 #include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/cutils.h"
+#include "qemu/host-utils.h"
 /* The device's own CRC-32, measured as the engine runs it. */
 #include "../../hw/rdma/ernic_crc32.c"
 
@@ -54,6 +55,43 @@ static bool skip_point(const char *name, uint32_t len)
         min = 0;
     }
     return (op && strcmp(op, name)) || len < min;
+}
+
+/*
+ * ERNIC_BENCH_PMTU (engine only): the QPs' path MTU in bytes, 256 to
+ * 4096 (default 4096); a guest on a 1500-byte link runs at 1024.
+ */
+static uint32_t engine_pmtu = 4096;
+
+static void engine_pmtu_init(void)
+{
+    const char *env = getenv("ERNIC_BENCH_PMTU");
+    uint64_t v;
+
+    if (!env) {
+        return;
+    }
+    if (qemu_strtou64(env, NULL, 0, &v) || v < 256 || v > 4096 ||
+        !is_power_of_2(v)) {
+        g_error("ERNIC_BENCH_PMTU takes 256, 512, 1024, 2048 or 4096");
+    }
+    engine_pmtu = v;
+}
+
+/* The QPCONFi[10:8] code of engine_pmtu: 256 bytes << code. */
+static uint32_t engine_pmtu_code(void)
+{
+    return ctz32(engine_pmtu >> 8);
+}
+
+/* QP @qpn of device @i, set up at PMTU 4096, at engine_pmtu instead. */
+static void engine_set_pmtu(ErnicRig *r, int i, uint32_t qpn)
+{
+    uint32_t v = ernic_rig_qrd(r, i, qpn, ERNIC_QPCONF);
+
+    ernic_rig_qwr(r, i, qpn, ERNIC_QPCONF,
+                  (v & ~ERNIC_QPCONF_PMTU_MASK) |
+                  (engine_pmtu_code() << ERNIC_QPCONF_PMTU_SHIFT));
 }
 
 static uint32_t spread_len(uint32_t len, uint32_t limit)
@@ -376,7 +414,7 @@ static void xq_setup(ErnicRig *r)
             .sq = base, .cq = base + 0x10000, .cqdb = base + 0x18000,
             .rqdb = base + 0x18010, .rq = base + 0x20000,
             .sq_depth = SQ_DEPTH, .rq_depth = XQ_RQ_DEPTH, .rqbuf = 4096,
-            .pmtu = ERNIC_PMTU_4096, .timeout = 16, .retry = 7,
+            .pmtu = engine_pmtu_code(), .timeout = 16, .retry = 7,
             .rnr_retry = 7, .rnr_timer = 1,
             .qpconf = ERNIC_QPCONF_HW_HS_DIS | ERNIC_QPCONF_CQE_WR_EN,
         };
@@ -399,7 +437,7 @@ static void engine_op(ErnicRig *r, const char *topo, const char *name,
     if (skip_point(name, len)) {
         return;
     }
-    frames = msgs * MAX(DIV_ROUND_UP(len, 4096), 1u);
+    frames = msgs * MAX(DIV_ROUND_UP(len, engine_pmtu), 1u);
     c0 = qemu_cpu_s(r);
     t0 = now();
     for (done = 0; done < msgs;) {
@@ -560,12 +598,12 @@ static void touch_ram(ErnicRig *r)
     }
 }
 
-/* QP A and QP B with PMTU 4096, 1 MiB RQ buffers, BIG's regions. */
+/* QP A and QP B at engine_pmtu, 1 MiB RQ buffers, BIG's regions. */
 static void engine_setup(ErnicRig *r)
 {
     ErnicRigQpCfg cfg = ernic_rig_default_cfg;
 
-    cfg.pmtu = ERNIC_PMTU_4096;
+    cfg.pmtu = engine_pmtu_code();
     cfg.rqbuf = 1024 * 1024;
     cfg.rq_depth = 16;
     cfg.timeout = 16;
@@ -674,7 +712,7 @@ static void mq_run(ErnicRig *r, const char *topo, uint32_t nqp, uint8_t op,
     printf("%-5s %4u QPs %-5s %8u %9.3f %10.0f %9.2f\n", topo, nqp, name,
            len,
            done * (double)len * 8 / t / 1e9, done / t,
-           c / (done * DIV_ROUND_UP(len, 4096)) * 1e6);
+           c / (done * DIV_ROUND_UP(len, engine_pmtu)) * 1e6);
     fflush(stdout);
 }
 
@@ -687,8 +725,10 @@ static void mq_topology(ErnicRig *r, const char *topo, uint64_t bytes)
     ernic_rig_setup_global(r, 0, 0);
     ernic_rig_setup_global(r, 1, 0);
     for (uint32_t k = 0; k < MQ_MAX; k++) {
-        ernic_rig_setup_packed_qp(r, 0, MQ_QPN(k), MQ_BASE(k));
-        ernic_rig_setup_packed_qp(r, 1, MQ_QPN(k), MQ_BASE(k));
+        for (int i = 0; i < NDEV; i++) {
+            ernic_rig_setup_packed_qp(r, i, MQ_QPN(k), MQ_BASE(k));
+            engine_set_pmtu(r, i, MQ_QPN(k));
+        }
     }
     for (int i = 0; i < NDEV; i++) {
         qernic_mr(&r->d[i].e, BIG_INDEX, PD_NUM, MR_VA, BIG(i), BIG_LEN,
@@ -771,9 +811,10 @@ static void engine(void)
     g_autofree char *mq = bench_extra(MQ_OPTS);
     ErnicRig *r;
 
-    printf("# ernic-bench engine: no relay, PMTU 4096, 1 QP, %" PRIu64
-           " MiB per point; cpu_us: QEMU CPU per 4 KiB data frame\n",
-           bytes >> 20);
+    engine_pmtu_init();
+    printf("# ernic-bench engine: no relay, PMTU %u, 1 QP, %" PRIu64
+           " MiB per point; cpu_us: QEMU CPU per data frame (PMTU bytes)\n",
+           engine_pmtu, bytes >> 20);
     bound_memcpy();
     bound_crc();
     bound_pump();
