@@ -312,29 +312,38 @@ static void test_read_paged(void)
     ernic_rig_stop(r);
 }
 
+/* How test_read_paged_map_refused() runs. */
+enum {
+    MAP_REFUSED,                /* x-tx-map=on, PMTU 4096 */
+    MAP_OFF,                    /* x-tx-map=off */
+    MAP_SMALL,                  /* x-tx-map=on, PMTU 1024 */
+};
+
 /*
  * The READ of test_read_paged, device 1's responses sent in place
  * (docs/engine.md, "Payload in place"), with two of its mappings
  * refused: the first response's second run and the second's first. Its
  * three frames, a mapped run then a copied one, a copied then a mapped,
  * and one mapped run, carry the bytes of test_read_paged. With
- * x-tx-map=off nothing is mapped, so nothing is refused.
+ * x-tx-map=off nothing is mapped, so nothing is refused; nor at PMTU
+ * 1024, whose payloads of 1 KiB are copied (ERNIC_XMIT_COPY_MAX).
  */
 static void test_read_paged_map_refused(gconstpointer data)
 {
-    bool off = GPOINTER_TO_INT(data);
+    int mode = GPOINTER_TO_INT(data);
     ErnicRig *r = g_new0(ErnicRig, 1);
     ErnicRigQpCfg cfg = ernic_rig_default_cfg;
     g_autofree uint8_t *want = g_malloc(XMR_LEN);
     g_autoptr(QDict) rsp = NULL;
     uint32_t done = 0;
 
-    ernic_rig_launch_dev(r, off ? "x-tx-map=off" : NULL, NULL);
+    ernic_rig_launch_dev(r, mode == MAP_OFF ? "x-tx-map=off" : NULL, NULL);
     ernic_rig_attach_all(r);
     for (int i = 0; i < NDEV; i++) {
         ernic_rig_wr(r, i, ERNIC_EXTCTRL, ERNIC_EXT_F_MR);
     }
-    cfg.pmtu = ERNIC_PMTU_4096;     /* responses cross page boundaries */
+    /* At 4096, responses cross page boundaries. */
+    cfg.pmtu = mode == MAP_SMALL ? ERNIC_PMTU_1024 : ERNIC_PMTU_4096;
     ernic_rig_connect_pair(r, &cfg);
     for (int pg = 0; pg < 3; pg++) {
         uint32_t lo = pg ? 0 : 0x123;
@@ -354,7 +363,8 @@ static void test_read_paged_map_refused(gconstpointer data)
     ERNIC_RIG_PUMP(r, NULL, ernic_rig_all_done(r, 0, QPN_A));
     g_assert_cmphex(ernic_rig_cqe(r, 0, 0), ==, ERNIC_OP_READ << 16);
     ernic_rig_assert_mem(r, DEV_BASE(0) + SRC_OFF, want, XMR_LEN);
-    g_assert_cmpint(ernic_rig_fault_stat(r, 1, "map-refuse"), ==, off ? 0 : 2);
+    g_assert_cmpint(ernic_rig_fault_stat(r, 1, "map-refuse"), ==,
+                    (mode == MAP_REFUSED ? 2 : 0));
     ernic_rig_stop(r);
 }
 
@@ -2021,9 +2031,13 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/ext/mr/write-paged", test_write_paged);
     qtest_add_func("/ernic/ext/mr/read-paged", test_read_paged);
     qtest_add_data_func("/ernic/ext/mr/read-paged/map-refused",
-                        GINT_TO_POINTER(false), test_read_paged_map_refused);
+                        GINT_TO_POINTER(MAP_REFUSED),
+                        test_read_paged_map_refused);
     qtest_add_data_func("/ernic/ext/mr/read-paged/map-off",
-                        GINT_TO_POINTER(true), test_read_paged_map_refused);
+                        GINT_TO_POINTER(MAP_OFF), test_read_paged_map_refused);
+    qtest_add_data_func("/ernic/ext/mr/read-paged/map-small",
+                        GINT_TO_POINTER(MAP_SMALL),
+                        test_read_paged_map_refused);
     qtest_add_func("/ernic/ext/mr/phys", test_phys);
     qtest_add_func("/ernic/ext/mr/page-list-at-0", test_pbl_at_zero);
     qtest_add_func("/ernic/ext/mr/rewrite", test_mr_rewrite);

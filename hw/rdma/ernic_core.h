@@ -913,8 +913,12 @@ void ernic_link_fault_flush(ErnicCore *c);
  */
 /* Runs of payload one frame holds: a PMTU spans 2 pages of each SGE. */
 #define ERNIC_XMIT_RUNS     (2 * ERNIC_XWQE_SGES + 1)
-/* Shorter payloads are copied: a mapping costs as much (engine.md). */
-#define ERNIC_XMIT_MAP_MIN  1024
+/*
+ * Payloads of up to 1 KiB (every frame at a PMTU of 1024, a 1500-byte
+ * link's) are copied: a mapping and its release cost more than the copy
+ * (docs/engine.md, "Payload in place").
+ */
+#define ERNIC_XMIT_COPY_MAX 1024
 
 typedef struct ErnicXmit {
     uint8_t *f;                 /* headers, copied runs, pad and ICRC */

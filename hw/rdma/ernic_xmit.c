@@ -27,7 +27,7 @@ void ernic_xmit_init(ErnicCore *c, ErnicXmit *x, uint8_t *f, size_t end,
     x->ipv6 = ipv6;
     x->n = 0;
     x->mapped = 0;
-    x->map = c->tx_map && paylen >= ERNIC_XMIT_MAP_MIN &&
+    x->map = c->tx_map && paylen > ERNIC_XMIT_COPY_MAX &&
              ernic_link_direct(c, f);
 }
 
