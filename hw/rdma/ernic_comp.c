@@ -352,7 +352,7 @@ static void ernic_comp_retry(ErnicCore *c, uint32_t qpn, uint32_t from)
 void ernic_comp_retry_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
-    bool entered = ernic_dma_guard_enter(qp->core);
+    ernic_dma_timer_enter(qp->core);
 
     /* Something sent (entry 0 may be partly sent) and unanswered. */
     if (qp->osq_count && (qp->tx_idx || qp->tx_pkt)) {
@@ -366,20 +366,20 @@ void ernic_comp_retry_timer(void *opaque)
             ernic_comp_retry(qp->core, qp->qpn, 0);
         }
     }
-    ernic_dma_guard_exit(qp->core, entered);
+    ernic_dma_timer_exit(qp->core);
 }
 
 /* The RNR NAK wait is over: send again from the rewound position. */
 void ernic_comp_rnr_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
-    bool entered = ernic_dma_guard_enter(qp->core);
+    ernic_dma_timer_enter(qp->core);
 
     trace_ernic_timeout(qp->qpn, "rnr");
     qp->rnr_wait = false;
     ernic_gcsr_count32(qp->core, ERNIC_RETRYCNTSTS);
     ernic_up_kick(qp->core, qp->qpn);
-    ernic_dma_guard_exit(qp->core, entered);
+    ernic_dma_timer_exit(qp->core);
 }
 
 /* The outstanding entry whose PSN range holds @psn, or -1. */

@@ -395,6 +395,12 @@ typedef bool (*ErnicTxFn)(void *opaque, const struct iovec *iov,
 
 struct ErnicCore {
     PCIDevice *owner;           /* DMA master and interrupt source */
+    /*
+     * Timers and ioeventfds at work, which QEMU's re-entrancy guard does
+     * not cover: their DMA is checked against the device's own BARs
+     * (ernic_dma_timer_enter()).
+     */
+    unsigned dma_unguarded;
     uint32_t num_qp;            /* C_NUM_QP */
     uint8_t mac[6];             /* board MAC: reset value of MACXADD* */
     ErnicTxFn tx;
@@ -638,9 +644,10 @@ extern const VMStateDescription ernic_vmstate_reconic;
  * ernic_dma.c: every DMA goes through these. They trace a failure and
  * return false, and the caller applies the hardware reaction of
  * docs/errors.md ("DMA errors"). DMA that would reach the device's own
- * BARs is refused by QEMU's re-entrancy guard, engaged for all device
- * work (MMIO and bottom halves by QEMU, receive by the net layer, timers
- * by ernic_dma_guard_enter()).
+ * BARs is refused: by QEMU's re-entrancy guard, which QEMU engages
+ * around MMIO handlers and guarded bottom halves and the net layer
+ * around receive, and in timers and ioeventfd handlers, which run
+ * outside it, by the device itself (ernic_dma_timer_enter()).
  */
 bool ernic_dma_read(ErnicCore *c, uint64_t addr, void *buf, uint64_t len);
 bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
@@ -653,11 +660,12 @@ bool ernic_dma_write(ErnicCore *c, uint64_t addr, const void *buf,
 const void *ernic_dma_map(ErnicCore *c, uint64_t addr, uint32_t len);
 void ernic_dma_unmap(ErnicCore *c, const void *p, uint32_t len);
 /*
- * Engage the re-entrancy guard for a timer (false if it already was);
- * both count the timer as ernic code on the stack (ernic_dma_enter()).
+ * Around a timer's or an ioeventfd's work: its DMA may not reach the
+ * device's own BARs, and it counts as ernic code on the stack
+ * (ernic_dma_enter()).
  */
-bool ernic_dma_guard_enter(ErnicCore *c);
-void ernic_dma_guard_exit(ErnicCore *c, bool entered);
+void ernic_dma_timer_enter(ErnicCore *c);
+void ernic_dma_timer_exit(ErnicCore *c);
 /*
  * ernic code on the stack, of every ernic in the process: MMIO handlers,
  * bottom halves, receive and timers enter and leave. A doorbell is served

@@ -81,20 +81,19 @@ static void ernic_dbrec_signalled(ErnicCore *c, uint32_t qpn)
 }
 
 /*
- * The ioeventfd fired: from the main loop, as a timer runs, with the
- * re-entrancy guard engaged by hand (ernic_dma_guard_enter()).
+ * The ioeventfd fired: from the main loop, as a timer runs, outside the
+ * re-entrancy guard (ernic_dma_timer_enter()).
  */
 static void ernic_dbrec_notified(EventNotifier *e)
 {
     ErnicQP *qp = container_of(e, ErnicQP, db_notifier);
-    bool entered;
 
     if (!event_notifier_test_and_clear(e)) {
         return;
     }
-    entered = ernic_dma_guard_enter(qp->core);
+    ernic_dma_timer_enter(qp->core);
     ernic_dbrec_signalled(qp->core, qp->qpn);
-    ernic_dma_guard_exit(qp->core, entered);
+    ernic_dma_timer_exit(qp->core);
 }
 
 /*

@@ -1,16 +1,61 @@
 /*
  * ERNIC device DMA: every access the device makes to guest (or card)
- * memory, and the re-entrancy guard that keeps that DMA from reaching
- * the device's own BARs.
+ * memory, and the check that keeps the DMA of timers from reaching the
+ * device's own BARs.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "hw/pci/pci_device.h"
 #include "exec/memory.h"
 #include "ernic_core.h"
 #include "trace.h"
+
+/*
+ * QEMU engages a device's re-entrancy guard around its MMIO handlers and
+ * guarded bottom halves, and the net layer around receive: there a DMA
+ * that reaches the device's own registers fails (MEMTX_ACCESS_ERROR)
+ * instead of re-entering it. Timers and ioeventfd handlers run outside
+ * the guard, so their DMA is checked here, range by range of the bus
+ * address space, and refused the same way (docs/security.md, rule 4).
+ */
+void ernic_dma_timer_enter(ErnicCore *c)
+{
+    ernic_dma_enter();
+    c->dma_unguarded++;
+}
+
+void ernic_dma_timer_exit(ErnicCore *c)
+{
+    c->dma_unguarded--;
+    ernic_dma_leave();
+}
+
+/* Whether [@addr, @addr + @len) meets an MMIO region of the device. */
+static bool ernic_dma_reaches_self(ErnicCore *c, uint64_t addr, uint64_t len)
+{
+    AddressSpace *as = pci_get_address_space(c->owner);
+    MemoryRegion *mr;
+    hwaddr xlat, plen;
+
+    RCU_READ_LOCK_GUARD();
+    while (len) {
+        plen = len;
+        mr = address_space_translate(as, addr, &xlat, &plen, false,
+                                     MEMTXATTRS_UNSPECIFIED);
+        if (mr->owner == OBJECT(c->owner) && !memory_region_is_ram(mr)) {
+            return true;
+        }
+        if (!plen || plen >= len) {
+            return false;
+        }
+        addr += plen;
+        len -= plen;
+    }
+    return false;
+}
 
 /*
  * @len bytes at bus address @addr into @rbuf, or from @wbuf: through
@@ -27,6 +72,12 @@ static bool ernic_dma_rw(ErnicCore *c, uint64_t addr, void *rbuf,
     }
     if (ernic_reconic_dma(c, addr, rbuf, wbuf, len, &ok)) {
         return ok;
+    }
+    if (unlikely(c->dma_unguarded) && ernic_dma_reaches_self(c, addr, len)) {
+        trace_ernic_dma_reentrant(addr, len, wbuf != NULL);
+        qemu_log_mask(LOG_GUEST_ERROR, "ernic: DMA at 0x%" PRIx64
+                      " reaches the device's own registers: refused\n", addr);
+        return false;
     }
     if ((wbuf ? pci_dma_write(c->owner, addr, wbuf, len) :
                 pci_dma_read(c->owner, addr, rbuf, len)) != MEMTX_OK) {
@@ -106,32 +157,6 @@ const void *ernic_dma_map(ErnicCore *c, uint64_t addr, uint32_t len)
 void ernic_dma_unmap(ErnicCore *c, const void *p, uint32_t len)
 {
     pci_dma_unmap(c->owner, (void *)p, len, DMA_DIRECTION_TO_DEVICE, len);
-}
-
-/*
- * QEMU engages a device's re-entrancy guard around its MMIO handlers and
- * guarded bottom halves, and the net layer around receive; a timer runs
- * outside both. Engaged, the guard makes a DMA that reaches the device's
- * own registers fail (MEMTX_ACCESS_ERROR) instead of re-entering it.
- */
-bool ernic_dma_guard_enter(ErnicCore *c)
-{
-    MemReentrancyGuard *g = &DEVICE(c->owner)->mem_reentrancy_guard;
-
-    ernic_dma_enter();
-    if (g->engaged_in_io) {
-        return false;
-    }
-    g->engaged_in_io = true;
-    return true;
-}
-
-void ernic_dma_guard_exit(ErnicCore *c, bool entered)
-{
-    if (entered) {
-        DEVICE(c->owner)->mem_reentrancy_guard.engaged_in_io = false;
-    }
-    ernic_dma_leave();
 }
 
 /*

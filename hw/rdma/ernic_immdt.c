@@ -84,11 +84,11 @@ static void ernic_immdt_packet_done(ErnicCore *c)
 static void ernic_immdt_delay_timer(void *opaque)
 {
     ErnicCore *c = opaque;
-    bool entered = ernic_dma_guard_enter(c);
+    ernic_dma_timer_enter(c);
 
     c->immdt_left = ernic_immdt_threshold(c);
     ernic_immdt_raise(c, ERNIC_DMASR_DLY_IRQ);
-    ernic_dma_guard_exit(c, entered);
+    ernic_dma_timer_exit(c);
 }
 
 /*

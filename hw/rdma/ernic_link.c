@@ -275,10 +275,10 @@ static void ernic_link_fault_release(ErnicCore *c, int64_t now, uint8_t dir)
 static void ernic_link_fault_timer(void *opaque)
 {
     ErnicCore *c = opaque;
-    bool entered = ernic_dma_guard_enter(c);
+    ernic_dma_timer_enter(c);
 
     ernic_link_fault_release(c, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 0);
-    ernic_dma_guard_exit(c, entered);
+    ernic_dma_timer_exit(c);
 }
 
 static bool ernic_link_fault_has_reorder(ErnicCore *c, uint8_t dir)

@@ -143,14 +143,14 @@ void ernic_resp_ack_timer(void *opaque)
 {
     ErnicQP *qp = opaque;
     ErnicCore *c = qp->core;
-    bool entered = ernic_dma_guard_enter(c);
+    ernic_dma_timer_enter(c);
 
     if (qp->ack_pending) {
         ernic_resp_send_ack(c, qp->qpn, IB_AETH_CREDIT_INVALID,
                             ernic_qp_reg(c, qp->qpn, ERNIC_LSTRQREQ) &
                             ERNIC_PSN_MASK);
     }
-    ernic_dma_guard_exit(c, entered);
+    ernic_dma_timer_exit(c);
 }
 
 /* ACK a request per the XRNICCONF[4:3] mode. */
