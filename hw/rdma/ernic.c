@@ -43,13 +43,10 @@
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "qom/object.h"
-#include "hw/core/cpu.h"
-#include "qemu/main-loop.h"
 #include "system/hostmem.h"
 #include "system/kvm.h"
-#include "system/qtest.h"
-#include "system/runstate.h"
 #include "ernic_core.h"
+#include "ernic_poll.h"
 #include "trace.h"
 
 #define TYPE_ERNIC "ernic"
@@ -69,13 +66,7 @@ struct ErnicState {
     bool reconic;
     OnOffAuto tx_map;
     OnOffAuto db_eventfd;
-    bool busy_poll;
-    uint32_t idle_poll_us;
-    QEMUBH *idle_poll_bh;
-    int64_t idle_poll_end;
-    int64_t idle_poll_busy;
-    int64_t idle_poll_rx;
-    bool idle_poll_ran;
+    ErnicPoll poll;
 
     MemoryRegion regs;
     MemoryRegion msix;
@@ -86,87 +77,13 @@ struct ErnicState {
     ErnicReconic rn;
 };
 
-/*
- * An access made by a vCPU itself: not by qtest, whose accesses stay
- * deterministic, nor by an ernic's DMA (a doorbell served within a vCPU's
- * write reaching another ernic's registers), below which the BQL stays
- * held and no frame is taken (docs/security.md, rule 4).
- */
-static bool ernic_vcpu_access(void)
-{
-    return current_cpu && ernic_dma_idle();
-}
-
-/*
- * The end of a vCPU's access: the frames it made the device send go to
- * the backend now, not when the main loop next has a turn, which on a
- * busy host can be a time slice later (docs/engine.md, "Busy polling").
- */
-static void ernic_vcpu_sent(ErnicState *s)
-{
-    if (ernic_vcpu_access()) {
-        qemu_net_uncork(qemu_get_queue(s->nic));
-    }
-}
-
-/*
- * Frames the backend holds for the device, taken in this vCPU's thread as
- * the main loop would take them (docs/engine.md, "Busy polling"); true if
- * any came. Only -netdev stream and tap answer (QEMU patches 0008,
- * 0011); other backends return false.
- */
-static bool ernic_busy_poll(ErnicState *s)
-{
-    bool got;
-
-    if (!s->busy_poll) {
-        return false;
-    }
-    got = qemu_net_busy_poll(qemu_get_queue(s->nic));
-    if (got) {
-        trace_ernic_busy_poll();
-        ernic_vcpu_sent(s);
-    }
-    return got;
-}
-
-/*
- * A vCPU spinning on a status register (RecoNIC's poll_cq_cidb() reads
- * CQHEADi in a tight loop) first takes what the backend holds for the
- * device (busy polling): the frame that ends the spin then needs neither
- * the main loop nor a CPU for it. Finding none, it gives its host CPU
- * away, as KVM's pause-loop exiting does for a spinning guest; the host
- * scheduler would let it run for its whole slice (2-4 ms measured, HZ 250)
- * while the main loop, woken by the very frame that ends the spin, waits
- * runnable on the same CPU (docs/engine.md, "Doorbells").
- */
-static void ernic_mmio_spin_yield(ErnicState *s)
-{
-    MemReentrancyGuard *g = &DEVICE(s)->mem_reentrancy_guard;
-    bool engaged = g->engaged_in_io;
-
-    /*
-     * The read is over: a frame taken now is the device's to receive, and
-     * with the BQL let go the main loop may run the engine and another
-     * vCPU may ring a doorbell; the guard would refuse any of them as
-     * re-entrant if it stayed engaged meanwhile.
-     */
-    g->engaged_in_io = false;
-    if (!ernic_busy_poll(s)) {
-        bql_unlock();
-        g_thread_yield();
-        bql_lock();
-    }
-    g->engaged_in_io = engaged;
-}
-
 static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     ErnicState *s = opaque;
     uint64_t val = ernic_core_read(&s->core, addr, size);
 
-    if (ernic_vcpu_access() && ernic_core_spinning(&s->core, addr, val)) {
-        ernic_mmio_spin_yield(s);
+    if (ernic_core_spinning(&s->core, addr, val)) {
+        ernic_poll_vcpu_spins(&s->poll);
     }
     return val;
 }
@@ -184,7 +101,7 @@ static void ernic_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_core_write(&s->core, addr, val, size);
     ernic_dma_leave();
-    ernic_vcpu_sent(s);
+    ernic_poll_vcpu_sent(&s->poll);
 }
 
 /*
@@ -226,7 +143,7 @@ static void ernic_eth_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_eth_write(&s->core, addr, val, size);
     ernic_dma_leave();
-    ernic_vcpu_sent(s);
+    ernic_poll_vcpu_sent(&s->poll);
 }
 
 static const MemoryRegionOps ernic_eth_ops =
@@ -239,9 +156,8 @@ static uint64_t ernic_udb_mmio_read(void *opaque, hwaddr addr,
     uint64_t val = ernic_udb_read(&s->core, addr, size);
 
     /* A process polls its QP's page as a driver polls BAR0 (ERNIC-X UPOLL) */
-    if (ernic_vcpu_access() && size == 4 &&
-        ernic_udb_spinning(&s->core, addr, val)) {
-        ernic_mmio_spin_yield(s);
+    if (size == 4 && ernic_udb_spinning(&s->core, addr, val)) {
+        ernic_poll_vcpu_spins(&s->poll);
     }
     return val;
 }
@@ -254,7 +170,7 @@ static void ernic_udb_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     ernic_dma_enter();
     ernic_udb_write(&s->core, addr, val, size);
     ernic_dma_leave();
-    ernic_vcpu_sent(s);
+    ernic_poll_vcpu_sent(&s->poll);
 }
 
 static const MemoryRegionOps ernic_udb_ops =
@@ -285,95 +201,6 @@ static void ernic_write_config(PCIDevice *pci_dev, uint32_t addr,
     }
 }
 
-/*
- * Idle polling (docs/engine.md, "Idle polling"): the main loop polls the
- * backend while the guest idles, for idle-poll microseconds after a frame
- * that came alone (ERNIC_IDLE_POLL_GAP after the one before it), unless a
- * poll found the guest running within ERNIC_IDLE_POLL_HOLD. A frame that
- * then comes is taken at once, not after the host has woken the main
- * loop's thread on an idle CPU (18-34 us measured on this nested host).
- * Frames in a stream, and a guest that works between them, are left to
- * the main loop's wake-ups: polling for them cost bandwidth (measured).
- */
-#define ERNIC_IDLE_POLL_MAX_US  1000
-#define ERNIC_IDLE_POLL_GAP     (10 * SCALE_US)
-#define ERNIC_IDLE_POLL_HOLD    (1 * SCALE_MS)
-
-/*
- * Whether every vCPU has halted: the guest waits for an interrupt. Under
- * KVM the kernel keeps halts to itself and this is never true.
- */
-static bool ernic_guest_idle(void)
-{
-    CPUState *cpu;
-
-    CPU_FOREACH(cpu) {
-        if (!qatomic_read(&cpu->halted)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/*
- * One poll per main-loop turn: the bottom half scheduled again keeps the
- * loop's ppoll() from sleeping, which still serves every other source
- * and lets the BQL go. The BQL is never let go here.
- */
-static void ernic_idle_poll_bh(void *opaque)
-{
-    ErnicState *s = opaque;
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-
-    if (!ernic_guest_idle()) {
-        s->idle_poll_busy = now;
-        return;
-    }
-    if (now > s->idle_poll_end || !runstate_is_running() ||
-        !ernic_dma_idle()) {
-        return;
-    }
-    if (qemu_net_busy_poll(qemu_get_queue(s->nic))) {
-        trace_ernic_idle_poll();
-    }
-    qemu_bh_schedule(s->idle_poll_bh);
-}
-
-/*
- * A frame has come: open the window, or close it (see above). A frame for
- * a running guest opens none (the first poll would find it running) and
- * the hold starts at the next frame that finds the guest idle: a stream
- * to a working guest then reads no clock per frame (4 % of a READ
- * requester's QEMU in 1 KiB responses; docs/engine.md, "Idle polling").
- */
-static void ernic_idle_poll_arm(ErnicState *s)
-{
-    int64_t now, gap;
-
-    if (!s->idle_poll_us || qtest_enabled()) {
-        return;
-    }
-    if (!ernic_guest_idle()) {
-        s->idle_poll_ran = true;
-        s->idle_poll_end = 0;
-        return;
-    }
-    now = qemu_clock_get_ns(QEMU_CLOCK_REALTIME);
-    if (s->idle_poll_ran) {
-        s->idle_poll_ran = false;
-        s->idle_poll_busy = now;
-    }
-    gap = now - s->idle_poll_rx;
-    s->idle_poll_rx = now;
-    if (gap < ERNIC_IDLE_POLL_GAP ||
-        now - s->idle_poll_busy < ERNIC_IDLE_POLL_HOLD) {
-        s->idle_poll_end = 0;
-        return;
-    }
-    s->idle_poll_end = now + s->idle_poll_us * SCALE_US;
-    qemu_bh_schedule(s->idle_poll_bh);
-}
-
 static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
                                 size_t size)
 {
@@ -382,7 +209,7 @@ static ssize_t ernic_nc_receive(NetClientState *nc, const uint8_t *buf,
     ernic_dma_enter();
     ernic_link_receive(&s->core, buf, size);
     ernic_dma_leave();
-    ernic_idle_poll_arm(s);
+    ernic_poll_rx(&s->poll);
     return size;
 }
 
@@ -580,9 +407,9 @@ static bool ernic_check_props(ErnicState *s, Error **errp)
                    s->mr_entries);
         return false;
     }
-    if (s->idle_poll_us > ERNIC_IDLE_POLL_MAX_US) {
+    if (s->poll.idle_us > ERNIC_IDLE_POLL_MAX_US) {
         error_setg(errp, "ernic: idle-poll must be at most %d (microseconds), "
-                   "not %" PRIu32, ERNIC_IDLE_POLL_MAX_US, s->idle_poll_us);
+                   "not %" PRIu32, ERNIC_IDLE_POLL_MAX_US, s->poll.idle_us);
         return false;
     }
     if (!s->ext && s->db_eventfd == ON_OFF_AUTO_ON) {
@@ -681,12 +508,7 @@ static void ernic_realize(PCIDevice *pci_dev, Error **errp)
     ernic_core_realize(&s->core, pci_dev, s->num_qp, s->conf.macaddr.a,
                        ernic_tx, s);
     s->core.link_down = qemu_get_queue(s->nic)->link_down;
-    /*
-     * Unguarded: the bottom half touches no register and no guest memory;
-     * the frames it takes are delivered through the net layer, which
-     * engages the guard (an engaged one would refuse them).
-     */
-    s->idle_poll_bh = qemu_bh_new(ernic_idle_poll_bh, s);
+    ernic_poll_realize(&s->poll, qemu_get_queue(s->nic));
     s->core.tx_map = ernic_tx_map(s);
     s->core.db_eventfd = ernic_db_eventfd(s);
     s->core.db_regs = &s->regs;
@@ -700,7 +522,7 @@ static void ernic_exit(PCIDevice *pci_dev)
 {
     ErnicState *s = ERNIC(pci_dev);
 
-    qemu_bh_delete(s->idle_poll_bh);
+    ernic_poll_unrealize(&s->poll);
     ernic_core_unrealize(&s->core);
     ernic_ext_unrealize(&s->core);
     qemu_del_nic(s->nic);
@@ -778,9 +600,9 @@ static const Property ernic_properties[] = {
     DEFINE_PROP_ON_OFF_AUTO("db-eventfd", ErnicState, db_eventfd,
                             ON_OFF_AUTO_AUTO),
     /* A spinning vCPU reads the backend's frames (docs/engine.md). */
-    DEFINE_PROP_BOOL("busy-poll", ErnicState, busy_poll, true),
+    DEFINE_PROP_BOOL("busy-poll", ErnicState, poll.busy, true),
     /* The main loop polls the backend while the guest idles (same). */
-    DEFINE_PROP_UINT32("idle-poll", ErnicState, idle_poll_us, 50),
+    DEFINE_PROP_UINT32("idle-poll", ErnicState, poll.idle_us, 50),
 };
 
 /*
@@ -843,6 +665,12 @@ static void ernic_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "db-eventfd",
         "ERNIC-X doorbell records: SQ doorbells as ioeventfds (auto: "
         "under KVM; docs/extension.md)");
+    object_class_property_set_description(klass, "busy-poll",
+        "a vCPU spinning on a status register takes the netdev's frames "
+        "(needs the optional QEMU patches; docs/engine.md)");
+    object_class_property_set_description(klass, "idle-poll",
+        "microseconds the main loop polls the netdev while the guest "
+        "idles, 0..1000 (needs the optional QEMU patches)");
     object_class_property_add_str(klass, "fault", ernic_get_fault,
                                   ernic_set_fault);
     object_class_property_set_description(klass, "fault",
