@@ -12,9 +12,10 @@ work=$(mkdir -p "$1" && cd "$1" && pwd)
 src=$work/qemu-src
 bld=$work/qemu-asan
 
-"$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work" >&2
+"$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work" accel >&2
 qemu_configure "$src" "$bld" "the sanitizer build of QEMU" \
     "${ERNIC_QEMU_ARGS[@]}" --enable-asan --enable-ubsan --enable-debug-info
+use_ccache
 log "building the ASan+UBSan qemu-system-x86_64 (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 >&2
 if [ -n "${2:-}" ]; then

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Build the overlaid QEMU and the ernic qtest. Ninja rebuilds only what an
+# Build an overlaid QEMU and the ernic qtests. Ninja rebuilds only what an
 # edit touched, and nothing when nothing changed.
-# usage: build-qemu.sh WORKDIR STAMP
+# usage: build-qemu.sh WORKDIR STAMP [FLAVOUR]   (scripts/prepare-qemu.sh)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 work=$(cd "$1" && pwd)
 stamp=$2
-bld=$work/qemu-build
+qemu_flavour "${3:-accel}"
+bld=$work/$QEMU_BLD
 
-"$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work"
-log "building qemu-system-x86_64, the ernic qtests and the benchmark (ninja -C $bld)"
+"$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work" "$QEMU_FLAVOUR"
+use_ccache
+log "building qemu-system-x86_64 ($QEMU_FLAVOUR), the ernic qtests and the benchmark (ninja -C $bld)"
 ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
     tests/qtest/ernic-rc-test tests/qtest/ernic-fatal-test \
     tests/qtest/ernic-hardening-test tests/qtest/ernic-ext-test \

@@ -40,6 +40,36 @@ ERNIC_QEMU_ARGS=(
     --firmwarepath=/usr/share/seabios:/usr/share/qemu
 )
 
+# qemu_flavour NAME: the QEMU build NAME stands for, in QEMU_FLAVOUR,
+# QEMU_SERIES (the Debian source version it takes the newest of),
+# QEMU_PATCHES (yes: patches/qemu/ applied), QEMU_SRC and QEMU_BLD (its
+# source and build folders under the work folder).
+#   accel  the default build: 10.0 with the optional patches (README)
+#   stock  10.0 as Debian ships it
+qemu_flavour() {
+    QEMU_FLAVOUR=$1
+    case $1 in
+    accel) QEMU_SERIES=10.0 QEMU_PATCHES=yes QEMU_SRC=qemu-src QEMU_BLD=qemu-build ;;
+    stock) QEMU_SERIES=10.0 QEMU_PATCHES=no QEMU_SRC=qemu-stock-src QEMU_BLD=qemu-stock ;;
+    *) die "unknown QEMU flavour '$1' (accel, stock)" ;;
+    esac
+}
+
+# Compiler cache for the QEMU builds, outside the work tree, so that a
+# fresh clone on the same machine (a second CI run) compiles only what
+# changed. Paths under the clone are hashed relative to it.
+ERNIC_CCACHE_DIR=${ERNIC_CCACHE_DIR:-/var/cache/ernic/ccache}
+use_ccache() {
+    [ -x /usr/lib/ccache/cc ] || return 0
+    mkdir -p "$ERNIC_CCACHE_DIR" 2>/dev/null || return 0
+    export CCACHE_DIR=$ERNIC_CCACHE_DIR CCACHE_BASEDIR=$ERNIC_ROOT
+    export CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+    case ":$PATH:" in
+    *:/usr/lib/ccache:*) ;;
+    *) export PATH=/usr/lib/ccache:$PATH ;;
+    esac
+}
+
 # qemu_configure SRC BLD WHAT ARGS...: configure QEMU from SRC in BLD with
 # ARGS, again only when the options changed; point the build tree's
 # firmware path (qemu-bundle/) at the packages' files.
@@ -47,6 +77,7 @@ qemu_configure() {
     local src=$1 bld=$2 what=$3 want fw
     shift 3
     want="$*"
+    use_ccache
     if [ ! -f "$bld/build.ninja" ] ||
        [ "$(cat "$bld/.ernic-configure" 2>/dev/null)" != "$want" ]; then
         rm -rf "$bld"

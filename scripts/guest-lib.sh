@@ -47,6 +47,8 @@ guest_args() {
         export_sanitizer_options    # a report stops QEMU: the test fails
     fi
     [ -x "$qemu" ] || die "$qemu not built (meson compile -C $work)"
+    # Where a QEMU build lives, so its configuration can be read.
+    qemu_bld=$(dirname "$qemu")
     n=0
     fail=0
 }
@@ -170,4 +172,12 @@ tap_end() {
         printf '%s\n' "$out" | tr -d '\r' | tail -n 40 | sed 's/^/# /'
     fi
     exit "$fail"
+}
+
+# Whether the QEMU the guests run on has netdev polling: the optional
+# QEMU patches that hw/rdma/meson.build found in its tree (README,
+# "Which QEMU").
+qemu_polls() {
+    grep -qx '#define CONFIG_ERNIC_NET_POLL' \
+        "$qemu_bld/hw/rdma/ernic-config.h" 2>/dev/null
 }

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Overlay the ernic device, its header, its qtest and its device
-# configuration onto a QEMU 10.0 source tree. Idempotent.
+# configuration onto a QEMU source tree, and apply the optional QEMU
+# patches (patches/qemu/) unless --no-patches. Idempotent.
+#
+# usage: overlay-qemu.sh [--no-patches] QEMU_SRC
 #
 # The tree gets symlinks into this repository (so an edit here is seen by
 # QEMU's ninja at once) and one line in each of: hw/Kconfig (source),
@@ -9,7 +12,12 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-src=${1:?usage: overlay-qemu.sh QEMU_SRC}
+patches=yes
+if [ "${1:-}" = --no-patches ]; then
+    patches=no
+    shift
+fi
+src=${1:?usage: overlay-qemu.sh [--no-patches] QEMU_SRC}
 
 link() {
     local target=$1 name=$2
@@ -35,14 +43,19 @@ add_line() {
     fi
 }
 
-# Fixes to QEMU itself that this project carries, each with its reason in
-# its header (patches/qemu/); applied once, in order, and listed in
+# The optional changes to QEMU itself (patches/qemu/, a git format-patch
+# series, each with its reason): applied once, in order, and listed in
 # $src/.ernic-patches. A patch not listed there but already in the tree
 # (applied before the list existed) is listed without applying it: it
-# still reverses, as long as no later patch changed its lines.
+# still reverses, as long as no later patch changed its lines. A tree
+# overlaid --no-patches must never have had one.
 applied=$src/.ernic-patches
 touch "$applied"
+if [ "$patches" = no ] && [ -s "$applied" ]; then
+    die "$src has patches/qemu applied; it cannot be a stock tree"
+fi
 for p in "$ERNIC_ROOT"/patches/qemu/*.patch; do
+    [ "$patches" = yes ] || break
     [ -e "$p" ] || continue
     name=$(basename "$p")
     grep -qxF "$name" "$applied" && continue

@@ -84,7 +84,7 @@ EOS
 # Packages: name, or name/suite for backports.
 PKGS=(
     # QEMU build (meson >= 1.5 comes from bookworm-backports)
-    meson/bookworm-backports ninja-build gcc pkgconf libglib2.0-dev
+    meson/bookworm-backports ninja-build gcc ccache pkgconf libglib2.0-dev
     zlib1g-dev libpixman-1-dev libslirp-dev libfdt-dev python3-venv flex bison
     # Debian source package handling
     dpkg-dev patch xz-utils

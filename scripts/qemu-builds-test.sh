@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The QEMU builds of the project (README, "Which QEMU"), as TAP: each
+# lists the device's properties under -device ernic,help; the default
+# build has the optional patches' netdev polling and spin hint, and the
+# stock build has neither, nor any patch of patches/qemu/ in its tree.
+# usage: qemu-builds-test.sh WORKDIR
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+work=$(cd "${1:?usage: qemu-builds-test.sh WORKDIR}" && pwd)
+n=0
+fail=0
+
+point() {   # point OK NAME
+    n=$((n + 1))
+    if [ "$1" = 0 ]; then
+        echo "ok $n - $2"
+    else
+        echo "not ok $n - $2"
+        fail=1
+    fi
+}
+
+props="num-qp ext mr-entries layout card-mem card-memdev x-tx-map db-eventfd busy-poll idle-poll netdev mac"
+for flavour in accel stock; do
+    qemu_flavour "$flavour"
+    bld=$work/$QEMU_BLD
+    help=$("$bld/qemu-system-x86_64" -M none -device ernic,help 2>&1 || true)
+    missing=
+    for p in $props; do
+        grep -qE "^  $p=" <<<"$help" || missing="$missing $p"
+    done
+    [ -z "$missing" ] || echo "# $flavour: missing:$missing"
+    point "$([ -z "$missing" ]; echo $?)" \
+        "$flavour: -device ernic,help lists the device's $(wc -w <<<"$props") properties"
+    cfg=$bld/hw/rdma/ernic-config.h
+    want='#define'
+    [ "$QEMU_PATCHES" = yes ] || want='#undef'
+    ok=0
+    for d in CONFIG_ERNIC_NET_POLL CONFIG_ERNIC_SPIN_HINT; do
+        grep -qE "^$want $d\$" "$cfg" || ok=1
+    done
+    point "$ok" "$flavour: netdev polling and spin hint $([ "$QEMU_PATCHES" = yes ] && echo found || echo absent) ($cfg)"
+done
+
+qemu_flavour stock
+src=$work/$QEMU_SRC
+ok=0
+[ ! -s "$src/.ernic-patches" ] || ok=1
+! grep -q 'qemu_net_busy_poll\|qemu_net_uncork' "$src/include/net/net.h" || ok=1
+! grep -q 'cpu_spin_hint' "$src/include/hw/core/cpu.h" || ok=1
+point "$ok" "stock: the tree has no patch of patches/qemu/ ($(cat "$src/.ernic-unpacked"))"
+
+echo "1..$n"
+exit "$fail"
