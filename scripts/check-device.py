@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The shape of the device's code (docs/engine.md, "Layers"), as TAP.
 
-usage: check-device.py ROOT [functions|layers]
+usage: check-device.py ROOT [functions|layers|rules]
 
-With "functions", the first two checks; with "layers", the third.
+With "functions", the first two checks; with "layers", the third; with
+"rules", the last.
 
 - functions: no function of hw/rdma/*.c is longer than 60 lines, from
   the line that names it to its closing brace;
@@ -11,7 +12,12 @@ With "functions", the first two checks; with "layers", the third.
   ernic_X_* (ernic.c, the PCI glue, ernic_*);
 - layers: a file calls (or takes the address of) only functions of the
   files after it in docs/engine.md's table of layers, read top row first
-  and left to right; every file of hw/rdma is in the table once.
+  and left to right; every file of hw/rdma is in the table once;
+- rules: QEMU's rules for device code (docs/security.md, rule 4): no
+  file of hw/rdma releases or takes the BQL, yields its thread, or
+  reads or writes a re-entrancy guard; the device's guard appears only
+  as the argument QEMU's constructors take (qemu_new_nic(),
+  qemu_bh_new_guarded()), as in igb and nvme.
 
 Functions and where they are defined come from universal-ctags; the
 names a file uses are the identifiers of its code without comments and
@@ -84,6 +90,8 @@ def main():
         check_functions(tap, files, rows)
     if which in ('all', 'layers'):
         check_layers(tap, root, ddir, files, exported)
+    if which in ('all', 'rules'):
+        check_rules(tap, ddir, files)
     print(f'1..{tap.n}')
     return 1 if tap.failed else 0
 
@@ -104,6 +112,37 @@ def check_functions(tap, files, rows):
         tap.point(not bad, f'prefixes {f}: {prefix}_*',
                   [f'{n}() lacks the prefix' for n in bad])
 
+
+FORBIDDEN = re.compile(r'\b(bql_unlock|bql_lock|BQL_LOCK_GUARD|'
+                       r'qemu_mutex_unlock_iothread|engaged_in_io|'
+                       r'g_thread_yield|sched_yield)\b')
+GUARD = re.compile(r'mem_reentrancy_guard')
+GUARD_ARG = re.compile(r'(qemu_new_nic|qemu_bh_new_guarded)\s*\([^;]*'
+                       r'&\s*(DEVICE\(\w+\)|\w+)->mem_reentrancy_guard'
+                       r'[^;]*;', re.S)
+
+
+def code_text(path):
+    with open(path) as f:
+        s = f.read()
+    s = re.sub(r'/\*.*?\*/', ' ', s, flags=re.S)
+    s = re.sub(r'//[^\n]*', ' ', s)
+    return re.sub(r'"(\\.|[^"\\])*"', '""', s)
+
+
+def check_rules(tap, ddir, files):
+    for f in files:
+        s = code_text(os.path.join(ddir, f))
+        why = [f'uses {m}' for m in sorted(set(FORBIDDEN.findall(s)))]
+        rest = GUARD_ARG.sub(' ', s)
+        rest = re.sub(r'MemReentrancyGuard\s*\*\s*\w+\s*=\s*'
+                      r'&DEVICE\(\w+\)->mem_reentrancy_guard;', ' ', rest)
+        n = len(GUARD.findall(rest))
+        if n:
+            why.append(f'touches mem_reentrancy_guard {n} time(s) other '
+                       'than as a constructor argument')
+        tap.point(not why, f'rules {f}: no BQL release, no guard touched',
+                  why)
 
 
 def check_layers(tap, root, ddir, files, exported):
