@@ -280,7 +280,7 @@ verbs_taps() {
         tap "perftest $t" "ok client: $t: "
     done
     tap "qperf -cm1: rc_compare_swap_mr, rc_fetch_add_mr, ver_rc_compare_swap, ver_rc_fetch_add, each reporting a rate" \
-        'ok client: qperf [a-z_]*\(compare_swap\|fetch_add\)[a-z_]*: .* K/sec' 4
+        'ok client: qperf [a-z_]*\(compare_swap\|fetch_add\)[a-z_]*: .*[0-9] [KMG]\?/sec' 4
     tap_or_skip "$uct" "UCX: ucx_info lists rc_verbs's 64-bit atomics on $cdev; UCT add_lat, fadd and cswap over rc_verbs" \
         'client: ucx_info rc_verbs on .*atomic_add: 64 bit; atomic_fadd: 64 bit; atomic_cswap: 64 bit\|ok client: uct rc_verbs \(add_lat\|fadd\|cswap\):' \
         "UCT's ucx_perftest needs one kind of device on both sides" 4
