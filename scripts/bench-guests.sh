@@ -6,7 +6,7 @@
 # with the ratio ernic / rxe (docs/driver.md, "Benchmark").
 #
 # usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N]
-#                                [--net stream|tap] [--lazy-ram]
+#                                [--net stream|tap] [--lazy-ram] [--stock]
 #   --no-ulp: perftest only; --demo: ib_write_bw and ib_write_lat at a
 #   few sizes (the README's main command); --mtu N: both guests'
 #   net_device MTU (1500 unless given; 4200 gives IB MTU 4096);
@@ -15,6 +15,8 @@
 #   AF_UNIX -netdev stream (root; scripts/guest-ulp-test.sh);
 #   --lazy-ram: the guests' RAM backed at first touch, not before boot
 #   (-mem-prealloc, below);
+#   --stock: ernic on QEMU as Debian ships it too (README, "Which
+#   QEMU"), a column of its own beside the default build's;
 #   --runs N: N whole runs, ernic and rxe taking turns, each point the
 #   median of its N values with their lowest and highest (a single
 #   run's points move by up to +-40 %: four busy threads on two cores)
@@ -30,6 +32,7 @@ ulp=1
 steps=bench
 runs=1
 prealloc=1
+stock=0
 while [ $# -gt 0 ]; do
     case $1 in
     --no-ulp) ulp=0; shift ;;
@@ -38,7 +41,8 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --net) export ERNIC_GUEST_NET=$2; shift 2 ;;
     --lazy-ram) prealloc=0; shift ;;
-    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N] [--net stream|tap] [--lazy-ram]" ;;
+    --stock) stock=1; shift ;;
+    *) die "usage: scripts/bench-guests.sh [--no-ulp | --demo] [--mtu N] [--runs N] [--net stream|tap] [--lazy-ram] [--stock]" ;;
     esac
 done
 # Every guest's RAM is backed before it boots, as a guest that has run
@@ -58,22 +62,42 @@ case ${ERNIC_GUEST_NET:-stream} in
 stream|tap) ;;
 *) die "--net takes stream or tap" ;;
 esac
-"$ERNIC_ROOT/scripts/build.sh" >&2
 work=$ERNIC_ROOT/build
+targets=(qemu)
+devs=(ernic rxe)
+if [ "$stock" = 1 ]; then
+    targets+=(qemu-stock)
+    devs=(ernic ernic-stock rxe)
+fi
+"$ERNIC_ROOT/scripts/build.sh" "$work" "${targets[@]}" >&2
 out=$work/bench-guests
 mkdir -p "$out"
 
+# run_dev LABEL ARGS...: guest-ulp-test.sh ARGS... on LABEL's QEMU
+# (ernic-stock: ernic on the stock build).
+run_dev() {
+    local label=$1
+    shift
+    if [ "$label" = ernic-stock ]; then
+        ERNIC_GUEST_QEMU=$work/qemu-stock/qemu-system-x86_64 \
+            "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$@"
+    else
+        "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$@"
+    fi
+}
+
 rm -f "$out"/verbs-* "$out"/nvmeof-* "$out"/srp-*
 for i in $(seq 1 "$runs"); do
-    for dev in ernic rxe; do
-        log "run $i of $runs: perftest between two $dev guests"
-        ERNIC_VERBS_STEPS=$steps "$ERNIC_ROOT/scripts/guest-ulp-test.sh" \
-            "$work" verbs "$dev" "$dev" >"$out/verbs-$dev.$i" 2>&1 || true
+    for label in "${devs[@]}"; do
+        dev=${label%-stock}
+        log "run $i of $runs: perftest between two $label guests"
+        ERNIC_VERBS_STEPS=$steps run_dev "$label" "$work" verbs "$dev" \
+            "$dev" >"$out/verbs-$label.$i" 2>&1 || true
         if [ "$ulp" = 1 ]; then
             for u in nvmeof srp; do
-                log "run $i of $runs: $u between two $dev guests"
-                "$ERNIC_ROOT/scripts/guest-ulp-test.sh" "$work" "$u" \
-                    "$dev" "$dev" 64 >"$out/$u-$dev.$i" 2>&1 || true
+                log "run $i of $runs: $u between two $label guests"
+                run_dev "$label" "$work" "$u" "$dev" "$dev" 64 \
+                    >"$out/$u-$label.$i" 2>&1 || true
             done
         fi
     done
@@ -124,16 +148,26 @@ table_head() {
     echo
     echo "$1"
     echo
-    echo "| test | size | ernic | rxe | ratio |"
-    echo "|---|---|---|---|---|"
+    if [ "$stock" = 1 ]; then
+        echo "| test | size | ernic | ernic, stock QEMU | rxe | ratio | ratio, stock |"
+        echo "|---|---|---|---|---|---|---|"
+    else
+        echo "| test | size | ernic | rxe | ratio |"
+        echo "|---|---|---|---|---|"
+    fi
 }
 
 # row TOOL SIZE: perftest's numbers, ernic next to rxe.
 row() {
-    local e r
+    local e r k
 
     e=$(value "$out/verbs-ernic" "$1" "$2" 1)
     r=$(value "$out/verbs-rxe" "$1" "$2" 1)
+    if [ "$stock" = 1 ]; then
+        k=$(value "$out/verbs-ernic-stock" "$1" "$2" 1)
+        echo "| $1 | $2 | ${e:--} | ${k:--} | ${r:--} | $(ratio "$e" "$r") | $(ratio "$k" "$r") |"
+        return
+    fi
     echo "| $1 | $2 | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
 }
 
@@ -178,12 +212,22 @@ mibs() {
 echo
 echo "Kernel consumers, MiB/s (64 MiB, O_DIRECT, 1 MiB I/Os; ratio = ernic / rxe)"
 echo
-echo "| consumer | direction | ernic | rxe | ratio |"
-echo "|---|---|---|---|---|"
+if [ "$stock" = 1 ]; then
+    echo "| consumer | direction | ernic | ernic, stock QEMU | rxe | ratio | ratio, stock |"
+    echo "|---|---|---|---|---|---|---|"
+else
+    echo "| consumer | direction | ernic | rxe | ratio |"
+    echo "|---|---|---|---|---|"
+fi
 for u in nvmeof srp; do
     for w in "wrote:write" "read:read"; do
         e=$(mibs "$out/$u-ernic" "${w%%:*}")
         r=$(mibs "$out/$u-rxe" "${w%%:*}")
-        echo "| $u | ${w#*:} | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+        if [ "$stock" = 1 ]; then
+            k=$(mibs "$out/$u-ernic-stock" "${w%%:*}")
+            echo "| $u | ${w#*:} | ${e:--} | ${k:--} | ${r:--} | $(ratio "$e" "$r") | $(ratio "$k" "$r") |"
+        else
+            echo "| $u | ${w#*:} | ${e:--} | ${r:--} | $(ratio "$e" "$r") |"
+        fi
     done
 done

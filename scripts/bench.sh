@@ -34,7 +34,7 @@ tap_up() {
     export ERNIC_BENCH_TAP=ernt0,ernt1
 }
 
-"$ERNIC_ROOT/scripts/build.sh"
+"$ERNIC_ROOT/scripts/build.sh" "$ERNIC_ROOT/build" qemu
 bld="$ERNIC_ROOT/build/qemu-build"
 if [ "${1:-}" = --engine ]; then
     export ERNIC_BENCH_ENGINE=1
