@@ -260,7 +260,7 @@ static void test_hub(void)
  * below never came back (patches/qemu/0004-*).
  *
  * The socket holds up to 4 MiB (patches/qemu/0005-*: 2 MiB asked, which
- * the kernel doubles) and the netdev's write buffer 544 KiB (0007-*), so
+ * the kernel doubles) and the netdev's write buffer 544 KiB (0002-*), so
  * one QP's first window of 64 packets of 4 KiB no longer fills them:
  * STOP_QPS QPs each send theirs, 7 MiB in all.
  */
