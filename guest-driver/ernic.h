@@ -14,7 +14,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ernic-abi.h>
-#include <asm/unaligned.h>
+#include "ernic_compat.h"
 
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
@@ -515,7 +515,8 @@ void ernic_av_to_attr(const struct ernic_av *av, struct rdma_ah_attr *ah);
 void ernic_ext_init(struct ernic_dev *dev);
 struct ib_mr *ernic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				u64 iova, int access, struct ib_udata *udata);
+				u64 iova, int access, ERNIC_MR_DMAH
+				struct ib_udata *udata);
 struct ib_mr *ernic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 len, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
@@ -545,9 +546,10 @@ int ernic_user_check_send(struct ernic_qp *qp, const struct ib_send_wr *wr);
 int ernic_user_check_recv(const struct ib_recv_wr *wr);
 
 /* ernic_cq.c */
-int ernic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
-int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+int ernic_resize_cq(struct ib_cq *ibcq, ERNIC_CQE_T cqe,
 		    struct ib_udata *udata);
+int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		    ERNIC_CQ_ATTRS *attrs);
 int ernic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int ernic_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int ernic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);

@@ -19,7 +19,7 @@ MODULE_PARM_DESC(armed_irq,
 		 "mask a QP's completion interrupts while its CQ is not armed (default on)");
 
 int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    struct ib_udata *udata)
+		    ERNIC_CQ_ATTRS *attrs)
 {
 	struct ernic_cq *cq = to_ecq(ibcq);
 
@@ -43,7 +43,8 @@ int ernic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
  * limit takes at once, even below the completions not yet polled: they
  * wait in the QPs' own rings, which cannot overflow the CQ.
  */
-int ernic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+int ernic_resize_cq(struct ib_cq *ibcq, ERNIC_CQE_T cqe,
+		    struct ib_udata *udata)
 {
 	if (cqe < 1 || cqe > ERNIC_MAX_CQE) {
 		ibdev_dbg(ibcq->device, "CQ resize to %d entries refused\n",

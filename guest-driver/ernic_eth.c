@@ -14,7 +14,6 @@
 #include <linux/interrupt.h>
 #include <linux/dma-mapping.h>
 #include <linux/if_vlan.h>
-#include <asm/unaligned.h>
 
 #include "ernic.h"
 

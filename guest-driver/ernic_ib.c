@@ -425,7 +425,7 @@ static const struct ib_device_ops ernic_dev_ops = {
 	.query_srq = ernic_query_srq,
 	.reg_user_mr = ernic_reg_user_mr,
 	.req_notify_cq = ernic_req_notify_cq,
-	.resize_cq = ernic_resize_cq,
+	.ERNIC_RESIZE_CQ_OP = ernic_resize_cq,
 	.rereg_user_mr = ernic_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, ernic_ah, ibah),

@@ -353,7 +353,7 @@ static int ernic_umem_pages(struct ernic_dev *dev, struct ernic_mr *mr,
 static int ernic_umr_pin(struct ernic_dev *dev, struct ernic_mr *mr,
 			 u64 start, u64 len, u64 iova, int access)
 {
-	struct ib_umem *umem = ib_umem_get(&dev->ibdev, start, len, access);
+	struct ib_umem *umem = ernic_umem_get(&dev->ibdev, start, len, access);
 	unsigned long pgsz;
 
 	if (IS_ERR(umem))
@@ -393,7 +393,8 @@ static int ernic_umr_write(struct ernic_dev *dev, struct ernic_mr *mr,
  * access (ernic_uverbs.c).
  */
 struct ib_mr *ernic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 len,
-				u64 iova, int access, struct ib_udata *udata)
+				u64 iova, int access, ERNIC_MR_DMAH
+				struct ib_udata *udata)
 {
 	struct ernic_dev *dev = to_edev(ibpd->device);
 	struct ernic_mr *mr;

@@ -132,7 +132,7 @@ int ernic_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		goto out;
 	}
 	if (m->ro)
-		vma->vm_flags &= ~VM_MAYWRITE;
+		ernic_vm_flags_clear(vma, VM_MAYWRITE);
 	pfn = m->cpu ? PHYS_PFN(virt_to_phys(m->cpu)) : PHYS_PFN(m->io);
 	prot = m->cpu ? vma->vm_page_prot : pgprot_noncached(vma->vm_page_prot);
 	ret = rdma_user_mmap_io(uctx, vma, pfn, m->size, prot, e);
