@@ -12,6 +12,7 @@
  */
 
 #include "ernic-rig.h"
+#include "hw/rdma/ernic-config.h"
 
 #define ERNIC_WATCHDOG_S    60
 
@@ -254,10 +255,12 @@ static void test_hub(void)
  * 3b. Two QEMUs on -netdev stream over AF_UNIX, the receiving VM stopped:
  * its netdev stops reading and the socket fills. The sending QEMU stays
  * responsive (the netdev's writes wait in its buffer, the device holds
- * its frames) and delivers all once the peer runs again. Once the
- * accepting end's socket was left blocking: its write slept until the
- * peer read, holding the main loop and the BQL, and the clock steps
- * below never came back (patches/qemu/0004-*).
+ * its frames) and delivers all once the peer runs again: with the
+ * sender on the connecting end on any QEMU, and on the accepting end
+ * only where QEMU makes that end non-blocking too (patches/qemu/0004-*,
+ * found by hw/rdma/meson.build). Without it that end's write sleeps
+ * until the peer reads, holding the main loop and the BQL, and the
+ * clock steps below never come back: a QEMU bug, not the device's.
  *
  * The socket holds up to 4 MiB (patches/qemu/0005-*: 2 MiB asked, which
  * the kernel doubles) and the netdev's write buffer 544 KiB (0002-*), so
@@ -278,8 +281,9 @@ static bool stop_all_done(ErnicRig *r)
     return true;
 }
 
-static void test_stream_peer_stopped(void)
+static void test_stream_peer_stopped(const void *data)
 {
+    bool sender_accepts = *(const bool *)data;
     g_autofree char *path = g_strdup_printf("%s/ernic-stop-%d.sock",
                                             g_get_tmp_dir(), (int)getpid());
     ErnicRigWire w = { .step_ns = 100000 };
@@ -290,7 +294,7 @@ static void test_stream_peer_stopped(void)
 
     QEMU_BUILD_BUG_ON(STOP_QPN(STOP_QPS) > ERNIC_NUM_QP_DEFAULT);
     watchdog_arm();
-    r = ernic_rig_start_unix(path, "");
+    r = ernic_rig_start_unix_as(path, "", sender_accepts);
     for (int i = 0; i < NDEV; i++) {
         ernic_rig_setup_global(r, i, 0);
         for (int k = 0; k < STOP_QPS; k++) {
@@ -901,6 +905,11 @@ static void test_stale_implied_nak(void)
 
 int main(int argc, char **argv)
 {
+    static const bool sender_connects;
+#ifdef CONFIG_ERNIC_STREAM_ACCEPT_NONBLOCK
+    static const bool sender_accepts = true;
+#endif
+
     g_test_init(&argc, &argv, NULL);
 
     qtest_add_func("/ernic/hardening/rq-depth-zero", test_rq_depth_zero);
@@ -911,8 +920,12 @@ int main(int argc, char **argv)
     qtest_add_func("/ernic/hardening/pmtu-change-read",
                    test_pmtu_change_read);
     qtest_add_func("/ernic/hardening/hub", test_hub);
-    qtest_add_func("/ernic/hardening/stream-peer-stopped",
-                   test_stream_peer_stopped);
+    qtest_add_data_func("/ernic/hardening/stream-peer-stopped",
+                        &sender_connects, test_stream_peer_stopped);
+#ifdef CONFIG_ERNIC_STREAM_ACCEPT_NONBLOCK
+    qtest_add_data_func("/ernic/hardening/stream-peer-stopped-accepting",
+                        &sender_accepts, test_stream_peer_stopped);
+#endif
     qtest_add_func("/ernic/hardening/dma-to-own-bar", test_dma_to_own_bar);
     qtest_add_func("/ernic/hardening/eth-tx-bad-ring", test_eth_tx_bad_ring);
     qtest_add_func("/ernic/hardening/eth-tx-shrink", test_eth_tx_shrink);

@@ -181,19 +181,30 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
     return r;
 }
 
-ErnicRig *ernic_rig_start_unix(const char *path, const char *extra)
+/*
+ * Device 0 on the end of the AF_UNIX stream that accepts the connection
+ * (@dev0_accepts), or on the end that connects.
+ */
+ErnicRig *ernic_rig_start_unix_as(const char *path, const char *extra,
+                                  bool dev0_accepts)
 {
-    g_autofree char *nd0 = g_strdup_printf(
+    g_autofree char *srv = g_strdup_printf(
         "stream,server=on,addr.type=unix,addr.path=%s", path);
-    g_autofree char *nd1 = g_strdup_printf(
+    g_autofree char *cli = g_strdup_printf(
         "stream,server=off,reconnect-ms=20,addr.type=unix,addr.path=%s",
         path);
     ErnicRig *r;
 
     unlink(path);
-    r = ernic_rig_start_procs_extra(nd0, nd1, extra);
+    r = dev0_accepts ? ernic_rig_start_procs_extra(srv, cli, extra) :
+                       ernic_rig_start_procs_extra(cli, srv, extra);
     g_usleep(200000);           /* the client's connection */
     return r;
+}
+
+ErnicRig *ernic_rig_start_unix(const char *path, const char *extra)
+{
+    return ernic_rig_start_unix_as(path, extra, true);
 }
 
 void ernic_rig_stop(ErnicRig *r)

@@ -182,6 +182,9 @@ ErnicRig *ernic_rig_start_procs_extra(const char *nd0, const char *nd1,
  * other, which connects (retrying every 20 ms) in that time.
  */
 ErnicRig *ernic_rig_start_unix(const char *path, const char *extra);
+/* The same with device 0's QEMU listening (@dev0_accepts) or connecting. */
+ErnicRig *ernic_rig_start_unix_as(const char *path, const char *extra,
+                                  bool dev0_accepts);
 
 void ernic_rig_stop(ErnicRig *r);
 
