@@ -44,23 +44,35 @@ sources_sha256() {
 # fetch V: the .orig and .debian tarballs of rdma-core V, checked against
 # the Sources index. apt-get verifies what it downloads, but some mirrors
 # lack a version's .dsc (then it fails after fetching the tarballs) or its
-# .orig (then nothing can be done with that version).
+# .orig (then nothing can be done with that version). For "newest" (a
+# build of the provider against the newest rdma-core, not the guests'),
+# an upstream tarball whose Debian packaging the mirror lacks will do.
 fetch() {
     local v=$1 up=${1%-*} f sum
     (cd "$dl" && apt-get source -q --download-only \
         -o APT::Sandbox::User=root "rdma-core=$v" >/dev/null 2>&1) || true
     for f in "rdma-core_$up.orig.tar.gz" "rdma-core_$v.debian.tar.xz"; do
         sum=$(sources_sha256 "$v" "$f")
-        [ -n "$sum" ] && [ -f "$dl/$f" ] &&
-            echo "$sum  $dl/$f" | sha256sum -c --quiet - >/dev/null 2>&1 ||
+        if [ -n "$sum" ] && [ -f "$dl/$f" ] &&
+           echo "$sum  $dl/$f" | sha256sum -c --quiet - >/dev/null 2>&1; then
+            continue
+        fi
+        rm -f "$dl/$f"
+        [ "$series" = newest ] && [ "${f%.debian.tar.xz}" != "$f" ] ||
             return 1
     done
 }
 
 # --- 1. Source: the newest version whose tarballs the mirror serves ------
+# Of the series $ERNIC_RDMA_CORE (default 56, the guests' and Debian 13's;
+# "newest": any).
+series=${ERNIC_RDMA_CORE:-56}
 if [ ! -f "$src/.ernic-unpacked" ]; then
     versions=$(apt-cache showsrc rdma-core 2>/dev/null |
                awk '/^Version: /{print $2}' | sort -u -r -V)
+    if [ "$series" != newest ]; then
+        versions=$(grep -E "^${series//./\.}\." <<<"$versions" || true)
+    fi
     [ -n "$versions" ] || die "no rdma-core source package in apt (run scripts/setup-deps.sh)"
     ver=
     for v in $versions; do
@@ -77,7 +89,11 @@ if [ ! -f "$src/.ernic-unpacked" ]; then
     log "unpacking rdma-core $ver with Debian's patch series"
     tar -xzf "$dl/rdma-core_${ver%-*}.orig.tar.gz" -C "$src" \
         --strip-components=1
-    tar -xJf "$dl/rdma-core_$ver.debian.tar.xz" -C "$src"
+    if [ -f "$dl/rdma-core_$ver.debian.tar.xz" ]; then
+        tar -xJf "$dl/rdma-core_$ver.debian.tar.xz" -C "$src"
+    else
+        log "rdma-core $ver: the mirror lacks its Debian packaging; upstream source only"
+    fi
     if [ -f "$src/debian/patches/series" ]; then
         grep -v '^#' "$src/debian/patches/series" | while read -r p; do
             [ -n "$p" ] || continue

@@ -235,4 +235,37 @@ struct ibv_srq *ernic_create_srq_ex(struct ibv_context *context,
 int ernic_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int ernic_srq_poll_xrc(struct ernic_srq *srq, int n, struct ibv_wc *wc);
 
+/*
+ * The uverbs commands whose driver API changed in rdma-core 57, for any
+ * rdma-core (CMakeLists.txt finds which): no file descriptors passed, no
+ * provider attributes.
+ */
+static inline int
+ernic_cmd_get_context(struct verbs_context *ctx, struct ibv_get_context *cmd,
+		      size_t cmd_size, struct ib_uverbs_get_context_resp *resp,
+		      size_t resp_size)
+{
+#ifdef ERNIC_CMD_FD_ARR
+	return ibv_cmd_get_context(ctx, cmd, cmd_size, NULL, resp, resp_size);
+#else
+	return ibv_cmd_get_context(ctx, cmd, cmd_size, resp, resp_size);
+#endif
+}
+
+static inline int
+ernic_cmd_create_cq_ex(struct ibv_context *context,
+		       const struct ibv_cq_init_attr_ex *attr,
+		       struct verbs_cq *cq,
+		       struct ib_uverbs_ex_create_cq_resp *resp,
+		       size_t resp_size)
+{
+#ifdef ERNIC_CMD_CQ_PROV_ATTR
+	return ibv_cmd_create_cq_ex(context, attr, NULL, cq, NULL, 0, resp,
+				    resp_size, 0);
+#else
+	return ibv_cmd_create_cq_ex(context, attr, cq, NULL, 0, resp,
+				    resp_size, 0);
+#endif
+}
+
 #endif /* ERNIC_PROVIDER_H */

@@ -140,8 +140,8 @@ struct ibv_cq_ex *ernic_create_cq_ex(struct ibv_context *context,
 		return NULL;
 	}
 	cq->poll_api = true;
-	if (ibv_cmd_create_cq_ex(context, attr, &cq->vcq, NULL, 0, &resp,
-				 sizeof(resp), 0)) {
+	if (ernic_cmd_create_cq_ex(context, attr, &cq->vcq, &resp,
+				   sizeof(resp))) {
 		ernic_cq_ex_free(cq);
 		return NULL;
 	}
