@@ -39,7 +39,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/msix.h"
-#include "hw/qdev-properties.h"
+#include "ernic_qemu.h"
 #include "migration/vmstate.h"
 #include "net/net.h"
 #include "qom/object.h"
@@ -626,7 +626,7 @@ static void ernic_get_fault_stats(Object *obj, Visitor *v, const char *name,
     ernic_fault_visit_stats(&ERNIC(obj)->core, v, name, errp);
 }
 
-static void ernic_class_init(ObjectClass *klass, void *data)
+static void ernic_class_init(ObjectClass *klass, ErnicClassData *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);

@@ -11,7 +11,7 @@
 
 #include "exec/hwaddr.h"
 #include "qemu/log.h"
-#include "exec/memory.h"
+#include "ernic_qemu.h"
 #include "hw/rdma/ernic_regs.h"
 #include "hw/rdma/ernic_ext_regs.h"
 #include "qemu/timer.h"

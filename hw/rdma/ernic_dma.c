@@ -9,7 +9,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "hw/pci/pci_device.h"
-#include "exec/memory.h"
+#include "ernic_qemu.h"
 #include "ernic_core.h"
 #include "trace.h"
 

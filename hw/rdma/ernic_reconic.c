@@ -17,7 +17,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qapi/error.h"
-#include "exec/memory.h"
+#include "ernic_qemu.h"
 #include "hw/pci/pci_device.h"
 #include "migration/vmstate.h"
 #include "ernic_core.h"
