@@ -138,6 +138,7 @@ fi
 if [ ! -f "$bld/build.ninja" ]; then
     log "configuring rdma-core $ver in $bld"
     mkdir -p "$bld"
+    use_ccache      # cmake takes the compiler it finds first: ccache's
     (cd "$bld" && cmake -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_INSTALL_PREFIX=/usr \
         -DCMAKE_INSTALL_LIBDIR=lib/x86_64-linux-gnu \
@@ -149,6 +150,7 @@ if [ ! -f "$bld/build.ninja" ]; then
         "$src" >"$bld/configure.log" 2>&1) ||
         { tail -n 30 "$bld/configure.log" >&2; die "rdma-core cmake failed"; }
 fi
+use_ccache
 log "building rdma-core $ver with the ernic provider (ninja -C $bld)"
 ninja -C "$bld" >"$bld/build.log" 2>&1 ||
     { grep -B2 -A12 -m3 'error' "$bld/build.log" >&2; die "rdma-core build failed"; }

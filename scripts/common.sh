@@ -40,6 +40,44 @@ ERNIC_QEMU_ARGS=(
     --firmwarepath=/usr/share/seabios:/usr/share/qemu
 )
 
+# Print "URI|KEYRING" of the apt entry that serves Debian bookworm main.
+debian_source() {
+    local f
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        [ "$f" = /etc/apt/sources.list.d/ernic-extra.sources ] && continue
+        awk '
+            function flush() {
+                if (types ~ /(^| )deb( |$)/ && suites ~ /(^| )bookworm( |$)/ &&
+                    comps ~ /(^| )main( |$)/ && uri != "")
+                    { print uri "|" key; found = 1; exit }
+                types = suites = comps = uri = key = ""
+            }
+            /^[ \t]*$/ { flush(); next }
+            /^Types:/      { sub(/^Types:[ \t]*/, "");      types = $0 }
+            /^URIs:/       { sub(/^URIs:[ \t]*/, "");       split($0, u, " "); uri = u[1] }
+            /^Suites:/     { sub(/^Suites:[ \t]*/, "");     suites = $0 }
+            /^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
+            /^Signed-By:/  { sub(/^Signed-By:[ \t]*/, "");  key = $0 }
+            END { if (!found) flush() }
+        ' "$f" && return 0
+    done | head -n 1
+    # One-line format: "deb [signed-by=K] URI bookworm main ..."
+    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+        awk '$1 == "deb" {
+                key = ""; i = 2
+                if ($2 ~ /^\[/) {
+                    while (i <= NF && $i !~ /\]$/) {
+                        if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key) }
+                        i++
+                    }
+                    if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key); sub(/\]$/, "", key) }
+                    i++
+                }
+                if ($(i + 1) == "bookworm") { print $i "|" key; exit }
+             }' || true
+}
+
 # qemu_flavour NAME: the QEMU build NAME stands for, in QEMU_FLAVOUR,
 # QEMU_SERIES (the Debian source version it takes the newest of),
 # QEMU_PATCHES (yes: patches/qemu/ applied), QEMU_SRC and QEMU_BLD (its
@@ -58,7 +96,10 @@ qemu_flavour() {
 # Compiler cache for the QEMU builds, outside the work tree, so that a
 # fresh clone on the same machine (a second CI run) compiles only what
 # changed. Paths under the clone are hashed relative to it.
-ERNIC_CCACHE_DIR=${ERNIC_CCACHE_DIR:-/var/cache/ernic/ccache}
+ERNIC_CACHE=${ERNIC_CACHE:-/var/cache/ernic}
+ERNIC_CCACHE_DIR=${ERNIC_CCACHE_DIR:-$ERNIC_CACHE/ccache}
+# The Debian 13 build root (scripts/trixie-root.sh), kept there too.
+ERNIC_TRIXIE_ROOT=${ERNIC_TRIXIE_ROOT:-$ERNIC_CACHE/trixie-root}
 use_ccache() {
     [ -x /usr/lib/ccache/cc ] || return 0
     mkdir -p "$ERNIC_CCACHE_DIR" 2>/dev/null || return 0

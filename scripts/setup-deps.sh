@@ -3,51 +3,16 @@
 # packages only. Idempotent: a second run changes nothing and installs
 # nothing.
 #
-# Extra apt sources (deb-src for bookworm and trixie, bookworm-backports)
-# are derived from the machine's own Debian source entry: the same mirror
-# and keyring, only other suites. No mirror host name is written here.
+# Extra apt sources (deb-src for bookworm, trixie and the newer suites,
+# bookworm-backports) are derived from the machine's own Debian source
+# entry: the same mirror and keyring, only other suites. No mirror host
+# name is written here. The newer suites are source entries only: the
+# host's packages stay bookworm's (trixie's kernel headers are built in a
+# trixie root, scripts/trixie-root.sh).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 EXTRA=/etc/apt/sources.list.d/ernic-extra.sources
-
-# Print "URI|KEYRING" of the apt entry that serves Debian bookworm main.
-debian_source() {
-    local f
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        [ "$f" = "$EXTRA" ] && continue
-        awk '
-            function flush() {
-                if (types ~ /(^| )deb( |$)/ && suites ~ /(^| )bookworm( |$)/ &&
-                    comps ~ /(^| )main( |$)/ && uri != "")
-                    { print uri "|" key; found = 1; exit }
-                types = suites = comps = uri = key = ""
-            }
-            /^[ \t]*$/ { flush(); next }
-            /^Types:/      { sub(/^Types:[ \t]*/, "");      types = $0 }
-            /^URIs:/       { sub(/^URIs:[ \t]*/, "");       split($0, u, " "); uri = u[1] }
-            /^Suites:/     { sub(/^Suites:[ \t]*/, "");     suites = $0 }
-            /^Components:/ { sub(/^Components:[ \t]*/, ""); comps = $0 }
-            /^Signed-By:/  { sub(/^Signed-By:[ \t]*/, "");  key = $0 }
-            END { if (!found) flush() }
-        ' "$f" && return 0
-    done | head -n 1
-    # One-line format: "deb [signed-by=K] URI bookworm main ..."
-    cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-        awk '$1 == "deb" {
-                key = ""; i = 2
-                if ($2 ~ /^\[/) {
-                    while (i <= NF && $i !~ /\]$/) {
-                        if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key) }
-                        i++
-                    }
-                    if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key); sub(/\]$/, "", key) }
-                    i++
-                }
-                if ($(i + 1) == "bookworm") { print $i "|" key; exit }
-             }'
-}
 
 write_extra_sources() {
     local src uri key tmp
@@ -67,7 +32,7 @@ Signed-By: $key
 
 Types: deb-src
 URIs: $uri
-Suites: bookworm trixie
+Suites: bookworm trixie trixie-backports forky sid
 Components: main
 Signed-By: $key
 EOS
@@ -102,6 +67,8 @@ PKGS=(
     iproute2 util-linux
     # The shape of the device's code (scripts/check-device.py)
     universal-ctags
+    # The Debian 13 build root (scripts/trixie-root.sh)
+    debootstrap
 )
 
 missing=()
