@@ -13,3 +13,10 @@ CONFIG_ERNIC=y
 # The Intel IOMMU, to test the guest driver with translated DMA
 # (ERNIC_GUEST_IOMMU=1, scripts/guest-lib.sh).
 CONFIG_VTD=y
+# QEMU 10.2's x86 ACPI tables call into the CXL host code, whose stub
+# lacks cxl_fmws_get_all_sorted(): without CXL, qemu-system-x86_64 of
+# the newest QEMU does not link (README, "Which QEMU"). CXL needs PXB,
+# and its mailbox code the memory device.
+CONFIG_PXB=y
+CONFIG_CXL=y
+CONFIG_CXL_MEM_DEVICE=y

@@ -2,6 +2,9 @@
 # Build an overlaid QEMU and the ernic qtests. Ninja rebuilds only what an
 # edit touched, and nothing when nothing changed.
 # usage: build-qemu.sh WORKDIR STAMP [FLAVOUR]   (scripts/prepare-qemu.sh)
+# The 'next' flavour (the newest QEMU) builds the device's objects and
+# the qtests only, unless ERNIC_QEMU_NEXT_FULL=1: QEMU itself too, to run
+# them (scripts/run-qtest.sh build/qemu-next TEST).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -12,8 +15,17 @@ bld=$work/$QEMU_BLD
 
 "$ERNIC_ROOT/scripts/prepare-qemu.sh" "$work" "$QEMU_FLAVOUR"
 use_ccache
-log "building qemu-system-x86_64 ($QEMU_FLAVOUR), the ernic qtests and the benchmark (ninja -C $bld)"
-ninja -C "$bld" qemu-system-x86_64 tests/qtest/ernic-test \
+system=qemu-system-x86_64
+what=$system
+if [ "$QEMU_FLAVOUR" = next ] && [ "${ERNIC_QEMU_NEXT_FULL:-0}" != 1 ]; then
+    system=$(ninja -C "$bld" -t targets all |
+             sed -n 's/^\(lib[a-z]*\.a\.p\/hw_rdma_[a-z_]*\.c\.o\):.*/\1/p')
+    [ -n "$system" ] || die "no hw/rdma objects in $bld"
+    what="the device's objects"
+fi
+log "building $what ($QEMU_FLAVOUR $(cat "$work/$QEMU_SRC/VERSION")), the ernic qtests and the benchmark (ninja -C $bld)"
+# shellcheck disable=SC2086
+ninja -C "$bld" $system tests/qtest/ernic-test \
     tests/qtest/ernic-rc-test tests/qtest/ernic-fatal-test \
     tests/qtest/ernic-hardening-test tests/qtest/ernic-ext-test \
     tests/qtest/ernic-immdt-test tests/qtest/ernic-migrate-test \

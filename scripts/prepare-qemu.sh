@@ -8,6 +8,8 @@
 #     accel  QEMU 10.0.x with the optional patches (patches/qemu/), the
 #            default: netdev polling (docs/engine.md, "Busy polling")
 #     stock  QEMU 10.0.x as Debian ships it, no patch
+#     next   the newest QEMU newer than 10.0 whose source apt can
+#            download (ERNIC_QEMU_NEXT=10.2: the newest 10.2.x), no patch
 #   WORKDIR/qemu-dl          downloaded .dsc, .orig and .debian tarballs
 #   WORKDIR/<flavour's src>  unpacked source, Debian's patches applied
 #   WORKDIR/<flavour's bld>  QEMU's build directory
@@ -24,8 +26,18 @@ bld=$work/$QEMU_BLD
 if [ ! -f "$src/.ernic-unpacked" ]; then
     mkdir -p "$dl"
     versions=$(apt-cache showsrc qemu 2>/dev/null |
-               awk '/^Version: /{print $2}' |
-               grep -E "^1:${QEMU_SERIES//./\\.}\\." | sort -u -r -V)
+               awk '/^Version: /{print $2}' | sort -u -r -V)
+    if [ "$QEMU_SERIES" = newest ]; then
+        # Newer than 10.0; a version a mirror lists but does not serve is
+        # skipped below.
+        versions=$(for v in $versions; do
+                       if dpkg --compare-versions "$v" ge 1:10.1; then
+                           echo "$v"
+                       fi
+                   done)
+    else
+        versions=$(grep -E "^1:${QEMU_SERIES//./\\.}\\." <<<"$versions" || true)
+    fi
     [ -n "$versions" ] ||
         die "no qemu $QEMU_SERIES.x source package in apt (run scripts/setup-deps.sh)"
     dsc=

@@ -2,7 +2,8 @@
 # The QEMU builds of the project (README, "Which QEMU"), as TAP: each
 # lists the device's properties under -device ernic,help; the default
 # build has the optional patches' netdev polling and spin hint, and the
-# stock build has neither, nor any patch of patches/qemu/ in its tree.
+# stock build has neither, nor any patch of patches/qemu/ in its tree;
+# the newest QEMU built the device and every qtest program.
 # usage: qemu-builds-test.sh WORKDIR
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -50,6 +51,23 @@ ok=0
 ! grep -q 'qemu_net_busy_poll\|qemu_net_uncork' "$src/include/net/net.h" || ok=1
 ! grep -q 'cpu_spin_hint' "$src/include/hw/core/cpu.h" || ok=1
 point "$ok" "stock: the tree has no patch of patches/qemu/ ($(cat "$src/.ernic-unpacked"))"
+
+# The newest QEMU: the device's objects and every qtest were built.
+qemu_flavour next
+bld=$work/$QEMU_BLD
+missing=
+for t in ernic-test ernic-rc-test ernic-fatal-test ernic-boards-test \
+         ernic-hardening-test ernic-ext-test ernic-srq-test ernic-ud-test \
+         ernic-uc-test ernic-atomic-test ernic-place-test ernic-xrc-test \
+         ernic-dbrec-test ernic-immdt-test ernic-migrate-test \
+         ernic-fault-test ernic-fuzz ernic-soak ernic-bench; do
+    [ -x "$bld/tests/qtest/$t" ] || missing="$missing $t"
+done
+objs=$(ls "$bld"/lib*.a.p/hw_rdma_ernic*.c.o 2>/dev/null | wc -l)
+want=$(ls "$ERNIC_ROOT"/hw/rdma/*.c | wc -l)
+[ -z "$missing" ] || echo "# missing:$missing"
+point "$([ -z "$missing" ] && [ "$objs" = "$want" ]; echo $?)" \
+    "next: QEMU $(cat "$work/$QEMU_SRC/VERSION" 2>/dev/null) built the device ($objs of $want objects) and the 19 qtest programs"
 
 echo "1..$n"
 exit "$fail"
