@@ -37,4 +37,11 @@ ninja -C "$bld" $system tests/qtest/ernic-test \
     tests/qtest/ernic-fuzz \
     tests/qtest/ernic-soak \
     tests/qtest/ernic-bench
+# QEMU's manual, where configured: the device's page among its devices,
+# with what sphinx said (scripts/qemu-builds-test.sh reads it).
+if grep -q "enable-docs" "$bld/.ernic-configure"; then
+    log "building QEMU's manual (ninja -C $bld docs/docs.stamp)"
+    ninja -C "$bld" docs/docs.stamp >"$bld/docs-build.log" 2>&1 ||
+        { tail -n 20 "$bld/docs-build.log" >&2; die "QEMU's manual did not build"; }
+fi
 touch "$stamp"

@@ -83,14 +83,17 @@ debian_source() {
 # QEMU_PATCHES (yes: patches/qemu/ applied), QEMU_SRC and QEMU_BLD (its
 # source and build folders under the work folder).
 #   accel  the default build: 10.0 with the optional patches (README)
-#   stock  10.0 as Debian ships it
+#   stock  10.0 as Debian ships it, with QEMU's manual (QEMU_EXTRA: more
+#          configure options)
 #   next   the newest QEMU Debian serves as a source package, newer than
 #          10.0, as it ships ($ERNIC_QEMU_NEXT, e.g. 10.2, picks a series)
 qemu_flavour() {
     QEMU_FLAVOUR=$1
+    QEMU_EXTRA=
     case $1 in
     accel) QEMU_SERIES=10.0 QEMU_PATCHES=yes QEMU_SRC=qemu-src QEMU_BLD=qemu-build ;;
-    stock) QEMU_SERIES=10.0 QEMU_PATCHES=no QEMU_SRC=qemu-stock-src QEMU_BLD=qemu-stock ;;
+    stock) QEMU_SERIES=10.0 QEMU_PATCHES=no QEMU_SRC=qemu-stock-src QEMU_BLD=qemu-stock
+           QEMU_EXTRA=--enable-docs ;;
     next) QEMU_SERIES=${ERNIC_QEMU_NEXT:-newest} QEMU_PATCHES=no
           QEMU_SRC=qemu-next-src QEMU_BLD=qemu-next ;;
     *) die "unknown QEMU flavour '$1' (accel, stock, next)" ;;

@@ -80,6 +80,12 @@ for t in ernic-test.c ernic-rc-test.c ernic-fatal-test.c \
     link "$ERNIC_ROOT/qtest/$t" "$src/tests/qtest/$t"
 done
 link "$ERNIC_ROOT/bench/ernic-bench.c" "$src/tests/qtest/ernic-bench.c"
+# The device's page of QEMU's manual, in the system emulation's device
+# list (built where QEMU is configured --enable-docs: the stock build).
+link "$ERNIC_ROOT/docs/system/devices/ernic.rst" \
+     "$src/docs/system/devices/ernic.rst"
+add_line "$src/docs/system/device-emulation.rst" "   devices/ernic.rst" \
+    '^   devices/igb.rst'
 link "$ERNIC_ROOT/configs/ernic-devices.mak" \
      "$src/configs/devices/x86_64-softmmu/ernic.mak"
 

@@ -68,5 +68,5 @@ overlay=("$src")
 
 # --- 3. Configure (again only if the options changed) -------------------
 qemu_configure "$src" "$bld" "QEMU $QEMU_FLAVOUR (x86_64-softmmu, devices: configs/ernic-devices.mak)" \
-    "${ERNIC_QEMU_ARGS[@]}"
+    "${ERNIC_QEMU_ARGS[@]}" $QEMU_EXTRA
 log "QEMU ($QEMU_FLAVOUR) configured in $bld"

@@ -3,7 +3,8 @@
 # lists the device's properties under -device ernic,help; the default
 # build has the optional patches' netdev polling and spin hint, and the
 # stock build has neither, nor any patch of patches/qemu/ in its tree;
-# the newest QEMU built the device and every qtest program.
+# the stock build's QEMU manual has the device's page; the newest QEMU
+# built the device and every qtest program.
 # usage: qemu-builds-test.sh WORKDIR
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -51,6 +52,19 @@ ok=0
 ! grep -q 'qemu_net_busy_poll\|qemu_net_uncork' "$src/include/net/net.h" || ok=1
 ! grep -q 'cpu_spin_hint' "$src/include/hw/core/cpu.h" || ok=1
 point "$ok" "stock: the tree has no patch of patches/qemu/ ($(cat "$src/.ernic-unpacked"))"
+
+# QEMU's manual, built by QEMU's sphinx in the stock build, has the
+# device's page in its device list, and sphinx had nothing to say of it.
+page=$work/qemu-stock/docs/manual/system/devices/ernic.html
+ok=0
+[ -f "$page" ] && grep -q 'ernic' "$work/qemu-stock/docs/manual/system/device-emulation.html" ||
+    ok=1
+said=$(grep 'ernic' "$work/qemu-stock/docs-build.log" 2>/dev/null || true)
+if [ -n "$said" ]; then
+    sed 's/^/# /' <<<"$said"
+    ok=1
+fi
+point "$ok" "stock: QEMU's manual has the device's page (docs/system/devices/ernic.rst), no sphinx warning about it"
 
 # The newest QEMU: the device's objects and every qtest were built.
 qemu_flavour next

@@ -67,6 +67,8 @@ PKGS=(
     iproute2 util-linux
     # The shape of the device's code (scripts/check-device.py)
     universal-ctags
+    # QEMU's manual with the device's page (the stock build, --enable-docs)
+    python3-sphinx python3-sphinx-rtd-theme
     # The Debian 13 build root (scripts/trixie-root.sh)
     debootstrap
 )
