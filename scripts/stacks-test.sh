@@ -31,8 +31,11 @@ vermagic() {
 for suite in "" trixie trixie-backports; do
     name=${suite:-bookworm}
     log "guest driver for $name"
-    if ko=$("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work" $suite 2>"$work/stacks-$name.log" |
-            head -n 1) && [ -f "$ko" ]; then
+    # All of its output, then the first line: a pipe to head would end
+    # the script with SIGPIPE, and pipefail would call that a failure.
+    if kos=$("$ERNIC_ROOT/scripts/build-guest-driver.sh" "$work" $suite \
+                2>"$work/stacks-$name.log") && ko=${kos%%$'\n'*} &&
+       [ -f "$ko" ]; then
         v=$(vermagic "$ko")
         point 0 "guest driver builds for $name's kernel (vermagic $v)"
     else
@@ -48,8 +51,9 @@ for series in 56 newest; do
     if root=$(ERNIC_RDMA_CORE=$series "$ERNIC_ROOT/scripts/build-rdma-core.sh" \
                 "$dir" 2>"$work/stacks-rdma-core-$series.log"); then
         ver=$(cat "$dir/rdma-core-src/.ernic-unpacked")
-        so=$(ls "$root"/usr/lib/x86_64-linux-gnu/libibverbs/libernic-rdmav*.so 2>/dev/null |
-             head -n 1)
+        so=$(ls "$root"/usr/lib/x86_64-linux-gnu/libibverbs/libernic-rdmav*.so \
+             2>/dev/null || true)
+        so=${so%%$'\n'*}
         point "$([ -n "$so" ]; echo $?)" \
             "provider builds in rdma-core $ver ($(basename "${so:-none}"))"
     else
