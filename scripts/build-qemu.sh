@@ -19,7 +19,7 @@ system=qemu-system-x86_64
 what=$system
 if [ "$QEMU_FLAVOUR" = next ] && [ "${ERNIC_QEMU_NEXT_FULL:-0}" != 1 ]; then
     system=$(ninja -C "$bld" -t targets all |
-             sed -n 's/^\(lib[a-z]*\.a\.p\/hw_rdma_[a-z_]*\.c\.o\):.*/\1/p')
+             sed -n 's/^\(lib[a-z]*\.a\.p\/hw_rdma_[a-z0-9_]*\.c\.o\):.*/\1/p')
     [ -n "$system" ] || die "no hw/rdma objects in $bld"
     what="the device's objects"
 fi
