@@ -82,7 +82,8 @@ static uint64_t ernic_mmio_read(void *opaque, hwaddr addr, unsigned size)
     ErnicState *s = opaque;
     uint64_t val = ernic_core_read(&s->core, addr, size);
 
-    if (ernic_core_spinning(&s->core, addr, val)) {
+    if (ernic_poll_vcpu_watched() &&
+        ernic_core_spinning(&s->core, addr, val)) {
         ernic_poll_vcpu_spins(&s->poll);
     }
     return val;
@@ -156,7 +157,8 @@ static uint64_t ernic_udb_mmio_read(void *opaque, hwaddr addr,
     uint64_t val = ernic_udb_read(&s->core, addr, size);
 
     /* A process polls its QP's page as a driver polls BAR0 (ERNIC-X UPOLL) */
-    if (size == 4 && ernic_udb_spinning(&s->core, addr, val)) {
+    if (size == 4 && ernic_poll_vcpu_watched() &&
+        ernic_udb_spinning(&s->core, addr, val)) {
         ernic_poll_vcpu_spins(&s->poll);
     }
     return val;

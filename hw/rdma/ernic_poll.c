@@ -164,12 +164,19 @@ static bool ernic_poll_spin(CPUSpinPoller *poller)
  * the backend holds for the device and, finding nothing, gives its host
  * CPU away, as KVM's pause-loop exiting does for a spinning guest.
  */
+bool ernic_poll_vcpu_watched(void)
+{
+#ifdef CONFIG_ERNIC_SPIN_HINT
+    return ernic_poll_vcpu_access();
+#else
+    return false;
+#endif
+}
+
 void ernic_poll_vcpu_spins(ErnicPoll *p)
 {
 #ifdef CONFIG_ERNIC_SPIN_HINT
-    if (ernic_poll_vcpu_access()) {
-        cpu_spin_hint(current_cpu);
-    }
+    cpu_spin_hint(current_cpu);
 #endif
 }
 
@@ -214,6 +221,11 @@ void ernic_poll_unrealize(ErnicPoll *p)
 
 void ernic_poll_vcpu_sent(ErnicPoll *p)
 {
+}
+
+bool ernic_poll_vcpu_watched(void)
+{
+    return false;
 }
 
 void ernic_poll_vcpu_spins(ErnicPoll *p)

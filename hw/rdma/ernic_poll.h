@@ -43,6 +43,11 @@ void ernic_poll_realize(ErnicPoll *p, NetClientState *nc);
 void ernic_poll_unrealize(ErnicPoll *p);
 /* A vCPU's access is over: what it made the device send goes out now. */
 void ernic_poll_vcpu_sent(ErnicPoll *p);
+/*
+ * Whether a read is to be watched for a spin: a vCPU's, where QEMU has
+ * the spin hint (the caller's check for a spin is work of its own).
+ */
+bool ernic_poll_vcpu_watched(void);
 /* A vCPU's read found a status register unchanged: it spins. */
 void ernic_poll_vcpu_spins(ErnicPoll *p);
 /* A frame came in: perhaps poll for the next while the guest idles. */
